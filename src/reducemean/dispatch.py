@@ -1,0 +1,71 @@
+"""The dispatch table: for each input dtype, how the kernels read it and what they produce.
+
+An :class:`Entry` names the storage dtype the kernels load (the input viewed
+without copying), the reader token that tells :mod:`reducemean.numerics` how
+to widen a loaded value, whether elements are complex pairs, and the dtype
+``numpy.mean`` gives for that input.  Dtypes with no entry (object,
+datetime, longdouble, strings, ...) are not on the fast path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .numerics import BF16, HALF, NATIVE
+
+__all__ = ["Entry", "entry_for", "is_bfloat16"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    dtype: np.dtype  #: the input dtype
+    storage: np.dtype  #: the dtype the kernels load
+    token: np.ndarray  #: reader token (see reducemean.numerics)
+    pairs: bool  #: complex: each element is two storage values
+    mean_dtype: np.dtype  #: numpy.mean's result dtype for this input
+    kind: str  #: "float", "int" (incl. unsigned), "bool" or "complex"
+
+
+def is_bfloat16(dtype) -> bool:
+    """True for ml_dtypes' bfloat16 (recognised without importing ml_dtypes)."""
+    return dtype.kind == "V" and dtype.itemsize == 2 and dtype.name == "bfloat16"
+
+
+def _make(dtype):
+    dtype = np.dtype(dtype)
+    f8 = np.dtype(np.float64)
+    if not dtype.isnative:
+        return None
+    if is_bfloat16(dtype):
+        return Entry(dtype, np.dtype(np.uint16), BF16, False, dtype, "float")
+    if dtype == np.float16:
+        return Entry(dtype, np.dtype(np.uint16), HALF, False, dtype, "float")
+    if dtype in (np.float32, np.float64):
+        return Entry(dtype, dtype, NATIVE, False, dtype, "float")
+    if dtype in (np.complex64, np.complex128):
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        return Entry(dtype, part, NATIVE, True, dtype, "complex")
+    if dtype == np.bool_:
+        return Entry(dtype, np.dtype(np.uint8), NATIVE, False, f8, "bool")
+    if dtype.kind in "iu" and dtype.itemsize in (1, 2, 4, 8) and dtype.type in _INT_TYPES:
+        return Entry(dtype, dtype, NATIVE, False, f8, "int")
+    return None
+
+
+_INT_TYPES = {
+    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.intc, np.uintc, np.int_, np.uint, np.longlong, np.ulonglong,
+}
+
+_TABLE: dict = {}
+
+
+def entry_for(dtype):
+    """The :class:`Entry` for ``dtype``, or ``None`` when it is not on the fast path."""
+    try:
+        return _TABLE[dtype]
+    except KeyError:
+        e = _TABLE[dtype] = _make(dtype)
+        return e

@@ -1,0 +1,86 @@
+"""Run a plan on an array: find its memory, allocate the result, call the kernel.
+
+Shared by every front-end.  The input is never copied, except a view whose
+strides are not whole elements, or one in non-native byte order, which
+numpy's own conversion makes native first.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import launch
+from .dispatch import entry_for, is_bfloat16
+from .plan import plan_for
+
+_F4 = np.dtype(np.float32)
+_F8 = np.dtype(np.float64)
+EMPTY_SLICE = "Mean of empty slice."
+
+
+def native(a):
+    """``a`` itself, or a native-byte-order copy when numpy stores it swapped."""
+    if a.dtype.isnative:
+        return a
+    return a.astype(a.dtype.newbyteorder("="))
+
+
+def storage_view(a, plan, entry):
+    """A 1-D view of every element ``plan`` reads, in the kernels' storage dtype."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        flat = a.ravel("K")  # a view: memory order, first element first
+    else:
+        b = a[plan.flip] if plan.flip is not None else a
+        unit = 2 if entry.pairs else 1
+        flat = as_strided(b, shape=(plan.span // unit,), strides=(a.itemsize,))
+    return flat.view(entry.storage)
+
+
+def get_plan(a, axes, keepdims, entry):
+    """The plan for ``a``; ``a`` is replaced by a copy when no plan can walk it."""
+    plan = plan_for(a.shape, a.strides, a.itemsize, axes, keepdims, entry.pairs)
+    if plan is None:  # strides that are not whole elements
+        a = np.ascontiguousarray(a)
+        plan = plan_for(a.shape, a.strides, a.itemsize, axes, keepdims, entry.pairs)
+    return a, plan
+
+
+def reduce_into(a, plan, entry, result, stacklevel=3):
+    """Fill ``result`` (C-contiguous, shape ``plan.out_shape``) with the means.
+
+    Empty slices give NaN (float results) or 0 (integer results) with numpy's
+    ``RuntimeWarning``.
+    """
+    if plan.count == 0:
+        warnings.warn(EMPTY_SLICE, RuntimeWarning, stacklevel=stacklevel)
+        kind = result.dtype.kind
+        result.fill(0 if kind in "iu" else complex(np.nan, np.nan) if kind == "c" else np.nan)
+        return result
+    if plan.nout == 0:
+        return result
+    rd = result.dtype
+    rounded = False
+    if rd == _F8 or rd == _F4 or rd.kind in "iu":
+        target = result.reshape(-1)
+    elif rd.kind == "c":
+        target = result.reshape(-1).view(_F4 if rd.itemsize == 8 else _F8)
+    else:  # float16 / bfloat16 results: round once from float64
+        target = np.empty(plan.nout, _F8)
+        rounded = True
+    launch.run(plan, storage_view(a, plan, entry), target, entry.token)
+    if rounded:
+        result[...] = target.reshape(plan.out_shape).astype(rd)
+    return result
+
+
+def supported_result(dtype, entry):
+    """True when the kernels can write a result of ``dtype`` for this input."""
+    if entry.pairs:
+        return dtype.kind == "c" and dtype.itemsize in (8, 16)
+    return dtype.kind == "f" and dtype.itemsize in (2, 4, 8) or is_bfloat16(dtype)
+
+
+__all__ = ["native", "storage_view", "get_plan", "reduce_into", "supported_result", "entry_for"]

@@ -1,0 +1,216 @@
+"""The reduction kernels: two loop shapes, each serial, parallel and split.
+
+Every kernel reads a flat storage buffer through the packed plan ``p`` (see
+:func:`reducemean.plan.pack`), an int64 array::
+
+    p[0] base element offset      p[1] count (values per mean)
+    p[2] nk kept dims             p[3] nr reduced dims       p[4] outputs
+    p[5 : 5+3*nk]          kept dims, outer to inner: (extent, in stride, out stride)
+    p[5+3*nk : 5+3*nk+2*nr] reduced dims, outer to inner: (extent, in stride)
+
+Strides are in storage elements and may be negative or zero.  Indices are
+64-bit throughout; loads use unsigned indices so Numba adds no wrap-around
+test to the hot loops.
+
+* ``inner`` kernels serve plans whose innermost (smallest-stride) dimension is
+  reduced: each output sums runs along that dimension (whole array, rows,
+  RKR).  Work is split over outputs, or over the flat reduced range when
+  there are too few outputs to keep every thread busy.
+* ``outer`` kernels serve plans whose innermost dimension is kept: a block of
+  neighbouring outputs is accumulated row by row (columns, KRK), so every
+  load is used and the states stay in L1.
+
+The per-dtype arithmetic lives in :mod:`reducemean.numerics`; these loops
+never depend on the element type.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .numerics import col_add, merge, run_sum, state_arrays, store, zero_state
+
+#: Outputs accumulated together by an ``outer`` kernel (two float64 states each:
+#: 16 KiB, so the block stays in L1 while the rows stream past).
+BLOCK = 1024
+
+_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+
+
+@njit(**_JIT)
+def _kept_offsets(p, o, skip_inner):
+    """Input and output offsets of kept flat index ``o`` (outer kept dims only if ``skip_inner``)."""
+    nk = p[2]
+    last = nk - 1 if skip_inner else nk
+    off = p[0]
+    oo = 0
+    rem = o
+    for d in range(last - 1, -1, -1):
+        e = p[5 + 3 * d]
+        i = rem % e
+        rem //= e
+        off += i * p[6 + 3 * d]
+        oo += i * p[7 + 3 * d]
+    return off, oo
+
+
+@njit(**_JIT)
+def _reduced_offset(p, f, ndims):
+    """Input offset of flat index ``f`` over the first ``ndims`` reduced dims."""
+    rb = 5 + 3 * p[2]
+    off = 0
+    for d in range(ndims - 1, -1, -1):
+        e = p[rb + 2 * d]
+        j = f % e
+        f //= e
+        off += j * p[rb + 2 * d + 1]
+    return off
+
+
+@njit(**_JIT)
+def _inner_partial(buf, p, tok, off, lo, hi):
+    """State of one output (input offset ``off``) over flat reduced indices [lo, hi)."""
+    nr = p[3]
+    rb = 5 + 3 * p[2]
+    run = p[rb + 2 * (nr - 1)]
+    step = p[rb + 2 * (nr - 1) + 1]
+    a, b = zero_state(buf, tok)
+    f = lo
+    while f < hi:
+        ro = f // run
+        i0 = f - ro * run
+        m = min(run - i0, hi - f)
+        start = off + _reduced_offset(p, ro, nr - 1) + i0 * step
+        a2, b2 = run_sum(buf, start, m, step, tok)
+        a, b = merge(a, b, a2, b2, tok)
+        f += m
+    return a, b
+
+
+@njit(**_JIT)
+def _inner_one(buf, p, out, tok, o):
+    off, oo = _kept_offsets(p, o, False)
+    a, b = _inner_partial(buf, p, tok, off, 0, p[1])
+    store(out, oo, a, b, p[1], tok)
+
+
+@njit(**_JIT)
+def inner_serial(buf, p, out, tok):
+    for o in range(p[4]):
+        _inner_one(buf, p, out, tok, o)
+
+
+@njit(parallel=True, **_JIT)
+def inner_parallel(buf, p, out, tok):
+    for o in prange(p[4]):
+        _inner_one(buf, p, out, tok, o)
+
+
+@njit(parallel=True, **_JIT)
+def inner_split(buf, p, out, tok, chunks):
+    """Each output's reduced range cut into ``chunks`` pieces summed in parallel."""
+    nout = p[4]
+    n = p[1]
+    pa, pb = state_arrays(nout * chunks, buf, tok)
+    for u in prange(nout * chunks):
+        o = u // chunks
+        c = u - o * chunks
+        off, _ = _kept_offsets(p, o, False)
+        pa[u], pb[u] = _inner_partial(buf, p, tok, off, n * c // chunks, n * (c + 1) // chunks)
+    for o in prange(nout):
+        a = pa[o * chunks]
+        b = pb[o * chunks]
+        for c in range(1, chunks):
+            a, b = merge(a, b, pa[o * chunks + c], pb[o * chunks + c], tok)
+        _, oo = _kept_offsets(p, o, False)
+        store(out, oo, a, b, n, tok)
+
+
+@njit(**_JIT)
+def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
+    """Add reduced rows [lo, hi) of ``width`` columns starting at ``off`` into ``sa``/``sb``."""
+    nr = p[3]
+    if step == 1:
+        for f in range(lo, hi):
+            row = off + _reduced_offset(p, f, nr)
+            for j in range(width):
+                col_add(sa, sb, j, buf, np.uint64(row + j), tok)
+    else:
+        for f in range(lo, hi):
+            row = off + _reduced_offset(p, f, nr)
+            for j in range(width):
+                col_add(sa, sb, j, buf, np.uint64(row + j * step), tok)
+
+
+@njit(**_JIT)
+def _outer_geometry(p):
+    nk = p[2]
+    inner = 5 + 3 * (nk - 1)
+    ncols = p[inner]
+    nblocks = (ncols + BLOCK - 1) // BLOCK
+    return ncols, p[inner + 1], p[inner + 2], nblocks, p[4] // ncols
+
+
+@njit(**_JIT)
+def _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep):
+    ko = u // nblocks
+    j0 = (u - ko * nblocks) * BLOCK
+    width = min(BLOCK, ncols - j0)
+    off, oo = _kept_offsets(p, ko, True)
+    sa, sb = state_arrays(width, buf, tok)
+    _outer_block(buf, p, tok, off + j0 * step, width, step, 0, p[1], sa, sb)
+    oo += j0 * ostep
+    for j in range(width):
+        store(out, oo + j * ostep, sa[j], sb[j], p[1], tok)
+
+
+@njit(**_JIT)
+def outer_serial(buf, p, out, tok):
+    ncols, step, ostep, nblocks, nko = _outer_geometry(p)
+    for u in range(nko * nblocks):
+        _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep)
+
+
+@njit(parallel=True, **_JIT)
+def outer_parallel(buf, p, out, tok):
+    ncols, step, ostep, nblocks, nko = _outer_geometry(p)
+    for u in prange(nko * nblocks):
+        _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep)
+
+
+@njit(parallel=True, **_JIT)
+def outer_split(buf, p, out, tok, chunks):
+    """Reduced rows cut into ``chunks`` pieces; partial column states merged after."""
+    ncols, step, ostep, nblocks, nko = _outer_geometry(p)
+    n = p[1]
+    units = nko * nblocks
+    nout = p[4]
+    # partial states, laid out [chunk][output]: bounded by outputs x chunks
+    pa, pb = state_arrays(nout * chunks, buf, tok)
+    for v in prange(units * chunks):
+        c = v // units
+        u = v - c * units
+        ko = u // nblocks
+        j0 = (u - ko * nblocks) * BLOCK
+        width = min(BLOCK, ncols - j0)
+        off, _ = _kept_offsets(p, ko, True)
+        base = c * nout + ko * ncols + j0
+        _outer_block(
+            buf, p, tok, off + j0 * step, width, step,
+            n * c // chunks, n * (c + 1) // chunks,
+            pa[base:base + width], pb[base:base + width],
+        )
+    for u in prange(units):
+        ko = u // nblocks
+        j0 = (u - ko * nblocks) * BLOCK
+        width = min(BLOCK, ncols - j0)
+        _, oo = _kept_offsets(p, ko, True)
+        oo += j0 * ostep
+        for j in range(width):
+            i = ko * ncols + j0 + j
+            a = pa[i]
+            b = pb[i]
+            for c in range(1, chunks):
+                a, b = merge(a, b, pa[c * nout + i], pb[c * nout + i], tok)
+            store(out, oo + j * ostep, a, b, n, tok)

@@ -1,0 +1,103 @@
+"""When and how a kernel runs in parallel: the one place that touches threads.
+
+Numba's threading layers are not all safe to enter from several Python
+threads at once (``workqueue`` aborts the process) or after ``fork`` (GNU
+OpenMP hangs the child).  reducemean is safe on every layer by one rule:
+
+* at most one parallel kernel of ours runs at a time: a launch takes a lock
+  without waiting, and a caller that finds it taken runs the serial kernel
+  on its own thread instead (so N threads use N + threads-1 cores at most,
+  never a second thread pool);
+* a process made by ``fork`` runs serial kernels only, since its parent's
+  thread pool did not survive the fork;
+* :func:`serial_only` makes the calling thread use serial kernels, for
+  callers that already run one task per core (dask's threaded scheduler).
+
+Inputs smaller than :data:`PARALLEL_MIN` elements run serially: starting the
+pool costs more than it saves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+
+import numba
+
+from . import kernels
+
+#: Work, in elements read, below which a reduction runs on the calling thread.
+#: Chosen from ``python -m reducemean.bench --cases small``; see the README.
+PARALLEL_MIN = 1 << 17
+
+_lock = threading.Lock()
+_forked = False
+_local = threading.local()
+
+
+def _after_fork_in_child():
+    global _lock, _forked
+    _lock = threading.Lock()  # a lock held by a parent thread would never be released
+    _forked = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+@contextlib.contextmanager
+def serial_only():
+    """Run reducemean's kernels on the calling thread only, inside the block."""
+    prev = getattr(_local, "serial", False)
+    _local.serial = True
+    try:
+        yield
+    finally:
+        _local.serial = prev
+
+
+def run(plan, buf, out, tok):
+    """Reduce ``buf`` into ``out`` by ``plan``, in parallel when it pays and is safe."""
+    p = plan.params
+    if plan.work >= PARALLEL_MIN and not _forked and not getattr(_local, "serial", False):
+        threads = numba.get_num_threads()
+        if threads > 1 and _lock.acquire(blocking=False):
+            try:
+                _run_parallel(plan, p, buf, out, tok, threads)
+            finally:
+                _lock.release()
+            return
+    if plan.family == "inner":
+        kernels.inner_serial(buf, p, out, tok)
+    else:
+        kernels.outer_serial(buf, p, out, tok)
+
+
+def _chunks(units, threads, count):
+    """How many pieces to cut each unit's reduced range into, so every thread has work.
+
+    At most ``threads`` pieces: partial states then take no more memory than
+    the output times the number of threads.
+    """
+    if units >= 4 * threads:
+        return 1
+    want = -(-4 * threads // units)
+    return max(1, min(want, threads, count))
+
+
+def _run_parallel(plan, p, buf, out, tok, threads):
+    if plan.family == "inner":
+        chunks = _chunks(plan.nout, threads, plan.count)
+        if chunks == 1:
+            kernels.inner_parallel(buf, p, out, tok)
+        else:
+            kernels.inner_split(buf, p, out, tok, chunks)
+    else:
+        ncols = plan.kept[-1][0]
+        units = (plan.nout // ncols) * -(-ncols // kernels.BLOCK)
+        chunks = _chunks(units, threads, plan.count)
+        if chunks == 1:
+            kernels.outer_parallel(buf, p, out, tok)
+        else:
+            kernels.outer_split(buf, p, out, tok, chunks)

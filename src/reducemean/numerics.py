@@ -1,0 +1,505 @@
+"""Per-dtype arithmetic for the kernels: how to read, accumulate and finish.
+
+The kernels in :mod:`reducemean.kernels` are written once.  Every operation
+that depends on the element type goes through one of the functions below,
+which Numba specialises at compile time from two argument types:
+
+* the *storage* array: the input viewed as the type Numba can load (float16
+  and bfloat16 are viewed as ``uint16``, complex as pairs of floats, bool as
+  ``uint8``);
+* a *reader token*: an empty array whose dtype says how to widen a loaded
+  value (:data:`NATIVE`, :data:`HALF` for IEEE binary16 bits, :data:`BF16`
+  for bfloat16 bits).
+
+From those, each value is widened into one of six accumulator *families*:
+
+=========  =====================================  ===============================
+family     storage                                per-run accumulation
+=========  =====================================  ===============================
+``F``      float32, float16 bits, bfloat16 bits   float64 sum
+``D``      float64                                float64 Neumaier sum and error
+``I``      int8, int16, int32                     int64 sum
+``U``      bool, uint8, uint16, uint32            uint64 sum
+``L``      int64                                  sums of the 32-bit halves
+``UL``     uint64                                 as ``L``, unsigned
+=========  =====================================  ===============================
+
+A *state* is a pair ``(a, b)``.  For floats its value is ``a + b`` (``b`` is
+the Neumaier error term, zero for ``F``).  For integers its value is
+``a * 2**32 + b`` in exact integer arithmetic, so ``merge``, ``to_float`` and
+``to_int`` depend only on the state's type, and no sum of 64-bit inputs can
+overflow.  Floats are rounded once at the end.
+No function here uses fast-math: NaN and Inf propagate as IEEE says.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic, overload, register_jitable
+
+# Reader tokens: empty arrays whose dtype tells the kernels how to widen.
+NATIVE = np.empty(0, np.int8)
+HALF = np.empty(0, np.int16)
+BF16 = np.empty(0, np.int32)
+
+_U64 = np.uint64
+_M32 = np.uint64(0xFFFFFFFF)
+_M16 = np.uint64(0xFFFF)
+_S32 = np.uint64(32)
+_S16 = np.uint64(16)
+_I32 = np.int64(32)
+_I16 = np.int64(16)
+_IM32 = np.int64(0xFFFFFFFF)
+_IM16 = np.int64(0xFFFF)
+_H_EXPMANT = np.uint64(0x7FFF)
+_H_EXP = np.uint64(0x7C00)
+_H_MANT = np.uint64(0x3FF)
+_H_SIGN = np.uint64(0x8000)
+_H_SHIFT = np.uint64(42)
+_F64_INF_BITS = np.uint64(0x7FF0000000000000)
+_TWO_1008 = 2.0**1008
+_H_FITS = np.int64(1 << 30)  # |high word| below this: the value fits in int64
+_UH_FITS = np.uint64(1 << 31)
+
+_OVERLOAD_OPTS = {"cache": True}
+
+
+@intrinsic
+def _f64_from_bits(typingctx, bits):
+    """Reinterpret the 64 bits of a uint64 as a float64."""
+    if bits != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return types.float64(types.uint64), codegen
+
+
+@intrinsic
+def _f32_from_bits(typingctx, bits):
+    """Reinterpret the 32 bits of a uint32 as a float32."""
+    if bits != types.uint32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return types.float32(types.uint32), codegen
+
+
+@register_jitable
+def half_to_f64(h):
+    """IEEE binary16 bits to float64, exactly (normals, subnormals, Inf, NaN)."""
+    h = _U64(h)
+    # Placing the 15 exponent+mantissa bits at the top of a float64 and scaling
+    # by 2**(1023-15) is exact for normal and subnormal halves alike.
+    v = _f64_from_bits((h & _H_EXPMANT) << _H_SHIFT) * _TWO_1008
+    if (h & _H_EXP) == _H_EXP:  # Inf or NaN: keep the payload
+        v = _f64_from_bits(_F64_INF_BITS | ((h & _H_MANT) << _H_SHIFT))
+    if h & _H_SIGN:
+        v = -v
+    return v
+
+
+@register_jitable
+def bf16_to_f64(h):
+    """bfloat16 bits to float64, exactly: they are the top half of a float32."""
+    return np.float64(_f32_from_bits(np.uint32(np.uint64(h) << _S16)))
+
+
+# --- family selection (runs at typing time, in plain Python) ---------------
+
+
+def _family(buf, tok):
+    dt = buf.dtype
+    if tok.dtype in (types.int16, types.int32):
+        return "F"
+    if dt == types.float32:
+        return "F"
+    if dt == types.float64:
+        return "D"
+    if dt == types.int64:
+        return "L"
+    if dt == types.uint64:
+        return "UL"
+    if isinstance(dt, types.Boolean):
+        return "U"
+    if isinstance(dt, types.Integer):
+        return "I" if dt.signed else "U"
+    raise TypeError(f"reducemean: no accumulator for storage dtype {dt}")
+
+
+def widen(x, tok):
+    """A loaded storage value in the accumulator's element type."""
+
+
+@overload(widen, jit_options=_OVERLOAD_OPTS)
+def _widen(x, tok):
+    if tok.dtype == types.int16:
+        return lambda x, tok: half_to_f64(x)
+    if tok.dtype == types.int32:
+        return lambda x, tok: bf16_to_f64(x)
+    if isinstance(x, types.Float):
+        return lambda x, tok: np.float64(x)
+    if isinstance(x, types.Boolean) or (isinstance(x, types.Integer) and not x.signed):
+        return lambda x, tok: np.uint64(x)
+    return lambda x, tok: np.int64(x)
+
+
+def zero_state(buf, tok):
+    """The empty sum, as an ``(a, b)`` state."""
+
+
+@overload(zero_state, jit_options=_OVERLOAD_OPTS)
+def _zero_state(buf, tok):
+    fam = _family(buf, tok)
+    if fam in ("F", "D"):
+        return lambda buf, tok: (0.0, 0.0)
+    if fam in ("U", "UL"):
+        return lambda buf, tok: (np.uint64(0), np.uint64(0))
+    return lambda buf, tok: (np.int64(0), np.int64(0))
+
+
+def state_arrays(n, buf, tok):
+    """Two zeroed arrays of ``n`` states (one column of ``a``, one of ``b``)."""
+
+
+@overload(state_arrays, jit_options=_OVERLOAD_OPTS)
+def _state_arrays(n, buf, tok):
+    fam = _family(buf, tok)
+    dt = {"F": np.float64, "D": np.float64, "U": np.uint64, "UL": np.uint64}.get(fam, np.int64)
+
+    def impl(n, buf, tok):
+        return np.zeros(n, dt), np.zeros(n, dt)
+
+    return impl
+
+
+@register_jitable
+def _two_sum_err(s, x, t):
+    # Neumaier: the rounding error of t = s + x, exact when |s| >= |x| or not
+    if abs(s) >= abs(x):
+        return (s - t) + x
+    return (x - t) + s
+
+
+def merge(a1, b1, a2, b2, tok):
+    """The state of the union of two disjoint sets of values."""
+
+
+@overload(merge, jit_options=_OVERLOAD_OPTS)
+def _merge(a1, b1, a2, b2, tok):
+    if isinstance(a1, types.Float):
+
+        def impl_d(a1, b1, a2, b2, tok):
+            t = a1 + a2
+            return t, (b1 + b2) + _two_sum_err(a1, a2, t)
+
+        return impl_d
+    if isinstance(a1, types.Integer) and a1.signed:
+
+        def impl_l(a1, b1, a2, b2, tok):
+            lo = b1 + b2
+            return a1 + a2 + (lo >> _I32), lo & _IM32
+
+        return impl_l
+
+    def impl_u(a1, b1, a2, b2, tok):
+        lo = b1 + b2
+        return a1 + a2 + (lo >> _S32), lo & _M32
+
+    return impl_u
+
+
+def run_sum(buf, off, n, stride, tok):
+    """The state of ``buf[off + i*stride]`` for ``i`` in ``range(n)``."""
+
+
+def _lanes_float(neumaier):
+    """A run summation over eight independent lanes (vectorisable without fast-math)."""
+
+    if neumaier:
+
+        @register_jitable
+        def step(s, c, x):
+            t = s + x
+            return t, c + _two_sum_err(s, x, t)
+
+    else:
+
+        @register_jitable
+        def step(s, c, x):
+            return s + x, c
+
+    @register_jitable
+    def impl(buf, off, n, stride, tok):
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+        c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = 0.0
+        i = 0
+        if stride == 1:
+            while i + 8 <= n:
+                k = np.uint64(off + i)
+                s0, c0 = step(s0, c0, widen(buf[k], tok))
+                s1, c1 = step(s1, c1, widen(buf[k + np.uint64(1)], tok))
+                s2, c2 = step(s2, c2, widen(buf[k + np.uint64(2)], tok))
+                s3, c3 = step(s3, c3, widen(buf[k + np.uint64(3)], tok))
+                s4, c4 = step(s4, c4, widen(buf[k + np.uint64(4)], tok))
+                s5, c5 = step(s5, c5, widen(buf[k + np.uint64(5)], tok))
+                s6, c6 = step(s6, c6, widen(buf[k + np.uint64(6)], tok))
+                s7, c7 = step(s7, c7, widen(buf[k + np.uint64(7)], tok))
+                i += 8
+        else:
+            while i + 8 <= n:
+                k = off + i * stride
+                s0, c0 = step(s0, c0, widen(buf[np.uint64(k)], tok))
+                s1, c1 = step(s1, c1, widen(buf[np.uint64(k + stride)], tok))
+                s2, c2 = step(s2, c2, widen(buf[np.uint64(k + 2 * stride)], tok))
+                s3, c3 = step(s3, c3, widen(buf[np.uint64(k + 3 * stride)], tok))
+                s4, c4 = step(s4, c4, widen(buf[np.uint64(k + 4 * stride)], tok))
+                s5, c5 = step(s5, c5, widen(buf[np.uint64(k + 5 * stride)], tok))
+                s6, c6 = step(s6, c6, widen(buf[np.uint64(k + 6 * stride)], tok))
+                s7, c7 = step(s7, c7, widen(buf[np.uint64(k + 7 * stride)], tok))
+                i += 8
+        while i < n:
+            s0, c0 = step(s0, c0, widen(buf[np.uint64(off + i * stride)], tok))
+            i += 1
+        a, b = merge(s0, c0, s1, c1, tok)
+        a2, b2 = merge(s2, c2, s3, c3, tok)
+        a3, b3 = merge(s4, c4, s5, c5, tok)
+        a4, b4 = merge(s6, c6, s7, c7, tok)
+        a, b = merge(a, b, a2, b2, tok)
+        a3, b3 = merge(a3, b3, a4, b4, tok)
+        return merge(a, b, a3, b3, tok)
+
+    return impl
+
+
+def _lanes_int(zero, split, shift, mask):
+    """A run summation of integers over eight lanes; 64-bit values split in halves."""
+
+    if split:
+
+        @register_jitable
+        def step(h, l, x):
+            return h + (x >> shift), l + (x & mask)
+
+    else:
+
+        @register_jitable
+        def step(h, l, x):
+            return h + x, l
+
+    @register_jitable
+    def impl(buf, off, n, stride, tok):
+        h0 = h1 = h2 = h3 = h4 = h5 = h6 = h7 = zero
+        l0 = l1 = l2 = l3 = l4 = l5 = l6 = l7 = zero
+        i = 0
+        while i + 8 <= n:
+            k = off + i * stride
+            h0, l0 = step(h0, l0, widen(buf[np.uint64(k)], tok))
+            h1, l1 = step(h1, l1, widen(buf[np.uint64(k + stride)], tok))
+            h2, l2 = step(h2, l2, widen(buf[np.uint64(k + 2 * stride)], tok))
+            h3, l3 = step(h3, l3, widen(buf[np.uint64(k + 3 * stride)], tok))
+            h4, l4 = step(h4, l4, widen(buf[np.uint64(k + 4 * stride)], tok))
+            h5, l5 = step(h5, l5, widen(buf[np.uint64(k + 5 * stride)], tok))
+            h6, l6 = step(h6, l6, widen(buf[np.uint64(k + 6 * stride)], tok))
+            h7, l7 = step(h7, l7, widen(buf[np.uint64(k + 7 * stride)], tok))
+            i += 8
+        while i < n:
+            h0, l0 = step(h0, l0, widen(buf[np.uint64(off + i * stride)], tok))
+            i += 1
+        h = ((h0 + h1) + (h2 + h3)) + ((h4 + h5) + (h6 + h7))
+        if split:
+            # each low word is below 2**32, so eight lanes of them cannot overflow
+            # for runs shorter than 2**34 elements; carry the excess into h
+            l = ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7))
+            return merge(h, zero, zero, l, tok)
+        return zero, h  # a plain sum is a low word; merge/to_float carry it
+
+    return impl
+
+
+_RUN_SUM = {
+    "F": _lanes_float(neumaier=False),
+    "D": _lanes_float(neumaier=True),
+    "I": _lanes_int(np.int64(0), False, _I32, _IM32),
+    "U": _lanes_int(np.uint64(0), False, _S32, _M32),
+    "L": _lanes_int(np.int64(0), True, _I32, _IM32),
+    "UL": _lanes_int(np.uint64(0), True, _S32, _M32),
+}
+
+
+@overload(run_sum, jit_options=_OVERLOAD_OPTS)
+def _run_sum(buf, off, n, stride, tok):
+    return _RUN_SUM[_family(buf, tok)]
+
+
+def col_add(A, B, j, buf, k, tok):
+    """Add ``buf[k]`` (a storage value) into column ``j``'s state."""
+
+
+@overload(col_add, jit_options=_OVERLOAD_OPTS)
+def _col_add(A, B, j, buf, k, tok):
+    fam = _family(buf, tok)
+    if fam == "F":
+
+        def impl(A, B, j, buf, k, tok):
+            A[j] += widen(buf[k], tok)
+
+    elif fam == "D":
+
+        def impl(A, B, j, buf, k, tok):
+            x = buf[k]
+            s = A[j]
+            t = s + x
+            B[j] += _two_sum_err(s, x, t)
+            A[j] = t
+
+    elif fam == "L":
+
+        def impl(A, B, j, buf, k, tok):
+            x = np.int64(buf[k])
+            A[j] += x >> _I32
+            B[j] += x & _IM32
+
+    elif fam == "UL":
+
+        def impl(A, B, j, buf, k, tok):
+            x = np.uint64(buf[k])
+            A[j] += x >> _S32
+            B[j] += x & _M32
+
+    else:  # I, U: the plain sum is the low word of the state
+
+        def impl(A, B, j, buf, k, tok):
+            B[j] += widen(buf[k], tok)
+
+    return impl
+
+
+def to_float(a, b, n, tok):
+    """The mean ``state / n`` as a float64 (``n`` > 0)."""
+
+
+def to_int(a, b, n, tok):
+    """The mean ``state / n`` truncated toward zero, as a 64-bit integer."""
+
+
+@register_jitable
+def _split_divmod(h, l, n):
+    """floor((h * 2**32 + l) / n) and the remainder, for 0 <= l < 2**32, 0 < n < 2**47.
+
+    Long division in 16-bit digits keeps every intermediate below 2**63.
+    """
+    q1 = h // n
+    r1 = h - q1 * n
+    x = (r1 << _I16) | (l >> _I16)
+    q2 = x // n
+    r2 = x - q2 * n
+    x = (r2 << _I16) | (l & _IM16)
+    q3 = x // n
+    r3 = x - q3 * n
+    return (q1 << _I32) + (q2 << _I16) + q3, r3
+
+
+@register_jitable
+def _split_divmod_u(h, l, n):
+    """Unsigned twin of :func:`_split_divmod`."""
+    q1 = h // n
+    r1 = h - q1 * n
+    x = (r1 << _S16) | (l >> _S16)
+    q2 = x // n
+    r2 = x - q2 * n
+    x = (r2 << _S16) | (l & _M16)
+    q3 = x // n
+    r3 = x - q3 * n
+    return (q1 << _S32) + (q2 << _S16) + q3, r3
+
+
+@overload(to_float, jit_options=_OVERLOAD_OPTS)
+def _to_float(a, b, n, tok):
+    if isinstance(a, types.Float):
+
+        def impl_f(a, b, n, tok):
+            if not np.isfinite(a):
+                # an Inf or NaN sum: the error term is meaningless (Inf - Inf)
+                return a / np.float64(n)
+            return (a + b) / np.float64(n)
+
+        return impl_f
+    if isinstance(a, types.Integer) and a.signed:
+
+        def impl_l(a, b, n, tok):
+            h = a + (b >> _I32)
+            l = b & _IM32
+            if -_H_FITS <= h < _H_FITS:
+                # the sum fits in int64: at most two roundings, within 1 ulp
+                return np.float64((h << _I32) + l) / np.float64(n)
+            q, r = _split_divmod(h, l, np.int64(n))
+            return np.float64(q) + np.float64(r) / np.float64(n)
+
+        return impl_l
+
+    def impl_u(a, b, n, tok):
+        h = a + (b >> _S32)
+        l = b & _M32
+        if h == 0:
+            return np.float64(l) / np.float64(n)
+        q, r = _split_divmod_u(h, l, np.uint64(n))
+        return np.float64(q) + np.float64(r) / np.float64(n)
+
+    return impl_u
+
+
+@overload(to_int, jit_options=_OVERLOAD_OPTS)
+def _to_int(a, b, n, tok):
+    if isinstance(a, types.Integer) and a.signed:
+
+        def impl_l(a, b, n, tok):
+            h = a + (b >> _I32)
+            l = b & _IM32
+            if -_H_FITS <= h < _H_FITS:
+                v = (h << _I32) + l
+                q = v // n
+                r = v - q * n
+            else:
+                q, r = _split_divmod(h, l, np.int64(n))
+            if q < 0 and r != 0:
+                q += 1  # floor to truncation toward zero
+            return q
+
+        return impl_l
+    if isinstance(a, types.Integer):
+
+        def impl_u(a, b, n, tok):
+            h = a + (b >> _S32)
+            l = b & _M32
+            if h < _UH_FITS:
+                return ((h << _S32) + l) // np.uint64(n)
+            q, r = _split_divmod_u(h, l, np.uint64(n))
+            return q
+
+        return impl_u
+    return None
+
+
+def store(out, i, a, b, n, tok):
+    """Write the mean of state ``(a, b)`` over ``n`` values into ``out[i]``."""
+
+
+@overload(store, jit_options=_OVERLOAD_OPTS)
+def _store(out, i, a, b, n, tok):
+    if isinstance(out.dtype, types.Integer):
+
+        def impl_i(out, i, a, b, n, tok):
+            out[i] = to_int(a, b, n, tok)
+
+        return impl_i
+
+    def impl_f(out, i, a, b, n, tok):
+        out[i] = to_float(a, b, n, tok)
+
+    return impl_f

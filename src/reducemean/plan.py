@@ -1,0 +1,170 @@
+"""The reduction plan: shape and axis logic in plain Python, memoised.
+
+A :class:`Plan` says how to walk an array's memory to reduce it over a set of
+axes, without copying it:
+
+1. length-1 dimensions are dropped (they change nothing);
+2. the remaining dimensions are ordered by decreasing absolute stride, so
+   the innermost loop runs over the smallest stride whatever the view's axis
+   order (a transposed or Fortran array is walked in memory order);
+3. neighbours that are both kept or both reduced are merged wherever their
+   strides allow, so a contiguous block becomes one long span;
+4. what is left names a pattern (``whole``, ``rows`` = KR, ``columns`` = RK,
+   ``krk``, ``rkr``, ``general``) and a loop *family*: ``inner`` when the
+   innermost dimension is reduced, ``outer`` when it is kept.
+
+Strides are counted in storage elements (complex values are pairs of floats:
+the pair is one more kept dimension of extent 2).  Output strides describe a
+C-ordered result over the kept axes in their original order, so ``keepdims``
+never changes the memory written.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+
+from .numpy_compat import AxisError
+
+__all__ = ["Plan", "normalize_axis", "plan_for", "make_plan"]
+
+_PATTERNS = {"R": "whole", "KR": "rows", "RK": "columns", "KRK": "krk", "RKR": "rkr", "": "whole"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to reduce one (shape, strides, dtype, axes, keepdims) combination."""
+
+    pattern: str
+    family: str  #: ``"inner"`` or ``"outer"``: which kernel loop shape
+    kept: tuple  #: merged kept dims, outer to inner: (extent, in stride, out stride)
+    reduced: tuple  #: merged reduced dims, outer to inner: (extent, in stride)
+    count: int  #: values averaged into each output (0: empty slices)
+    nout: int  #: storage elements written (outputs, times 2 for complex)
+    out_shape: tuple  #: shape of the result
+    span: int  #: storage elements between the lowest and highest address read
+    base: int  #: offset of the array's first element from the lowest address
+    flip: tuple | None  #: index that turns every negative stride positive
+    params: np.ndarray  #: the packed form the kernels read (read-only)
+
+    @property
+    def work(self) -> int:
+        """Storage elements read."""
+        return self.count * self.nout
+
+
+def normalize_axis(axis, ndim):
+    """numpy's axis rules: a sorted tuple of distinct non-negative axes.
+
+    Raises ``AxisError`` out of range, ``ValueError`` for duplicates and
+    ``TypeError`` for anything that is not an integer or a tuple of integers.
+    """
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, tuple):
+        items = axis
+    else:
+        items = (axis,)
+    out = []
+    for ax in items:
+        i = operator.index(ax)
+        if not -ndim <= i < ndim:
+            raise AxisError(i, ndim)
+        out.append(i % ndim if ndim else i)
+    if len(set(out)) != len(out):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(sorted(out))
+
+
+def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
+    """Build the plan for normalised ``axes`` (see :func:`normalize_axis`).
+
+    ``pairs`` treats each element as two storage values (complex as float
+    pairs).  Returns ``None`` when a stride is not a whole number of elements
+    (only ``numpy.lib.stride_tricks`` makes such views); the caller copies.
+    """
+    ndim = len(shape)
+    if any(s % itemsize for s in strides):
+        return None
+    unit = 2 if pairs else 1
+    red = set(axes)
+    kept_axes = [d for d in range(ndim) if d not in red]
+
+    out_stride = {}
+    acc = unit
+    for d in reversed(kept_axes):
+        out_stride[d] = acc
+        acc *= shape[d]
+    count = prod(shape[d] for d in axes)
+    nout = prod(shape[d] for d in kept_axes) * unit
+    if keepdims:
+        out_shape = tuple(1 if d in red else shape[d] for d in range(ndim))
+    else:
+        out_shape = tuple(shape[d] for d in kept_axes)
+
+    el = [s // itemsize * unit for s in strides]
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, el)) + (unit - 1)
+    base = sum((n - 1) * -s for n, s in zip(shape, el) if s < 0 and n > 0)
+    flip = None
+    if base:
+        flip = tuple(slice(None, None, -1) if s < 0 else slice(None) for s in el)
+
+    dims = [(shape[d], el[d], out_stride.get(d)) for d in range(ndim) if shape[d] != 1]
+    if pairs:
+        dims.append((2, 1, 1))
+    dims.sort(key=lambda t: -abs(t[1]))  # stable: ties keep axis order
+    merged = []
+    for e, s, o in dims:
+        if merged:
+            pe, ps, po = merged[-1]
+            same_kind = (po is None) == (o is None)
+            if same_kind and ps == e * s and (o is None or po == e * o):
+                merged[-1] = (pe * e, s, o)
+                continue
+        merged.append((e, s, o))
+
+    seq = "".join("R" if o is None else "K" for _, _, o in merged)
+    pattern = _PATTERNS.get(seq, "general")
+    kept = tuple(t for t in merged if t[2] is not None)
+    reduced = tuple((e, s) for e, s, o in merged if o is None)
+    if seq.endswith("K"):
+        family = "outer"
+        if not reduced:  # nothing to reduce (axis=() or length-1 axes): one row
+            reduced = ((1, 0),)
+            pattern = "identity"
+    else:
+        family = "inner"
+        if not reduced:  # a single element
+            reduced = ((1, 0),)
+    params = pack(base, count, kept, reduced, nout)
+    return Plan(pattern, family, kept, reduced, count, nout, out_shape, span, base, flip, params)
+
+
+def pack(base, count, kept, reduced, nout):
+    """The plan as the flat int64 array the kernels read (layout in :mod:`reducemean.kernels`)."""
+    p = [base, count, len(kept), len(reduced), nout]
+    for t in kept:
+        p.extend(t)
+    for t in reduced:
+        p.extend(t)
+    arr = np.array(p, dtype=np.int64)
+    arr.flags.writeable = False
+    return arr
+
+
+_CACHE: dict = {}
+_CACHE_MAX = 4096
+
+
+def plan_for(shape, strides, itemsize, axes, keepdims, pairs=False):
+    """Memoised :func:`make_plan`."""
+    key = (shape, strides, itemsize, axes, keepdims, pairs)
+    plan = _CACHE.get(key)
+    if plan is None:
+        if len(_CACHE) >= _CACHE_MAX:
+            _CACHE.clear()
+        plan = _CACHE[key] = make_plan(shape, strides, itemsize, axes, keepdims, pairs)
+    return plan

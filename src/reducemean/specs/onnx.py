@@ -1,0 +1,73 @@
+"""ONNX ReduceMean, opsets 1, 11, 13 and 18.
+
+A model's opset selects the newest operator version not above it (opset 12
+runs ReduceMean-11, opset 17 runs ReduceMean-13).  What changes between
+versions:
+
+=======  =====================  ================  ===========================
+version  axes                   negative axes     types (T)
+=======  =====================  ================  ===========================
+1        attribute (ints)       refused           double, float, float16,
+                                                  int32, int64, uint32, uint64
+11       attribute (ints)       [-r, r-1]         as 1
+13       attribute (ints)       [-r, r-1]         as 1, plus bfloat16
+18       input (int64 tensor)   [-r, r-1]         as 13; adds
+                                                  ``noop_with_empty_axes``
+=======  =====================  ================  ===========================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..operator_api import check_flag, normalize_axes, operator_mean, parse_axes, type_name
+
+_BASE = ("float64", "float32", "float16", "int32", "int64", "uint32", "uint64")
+_TYPES = {1: _BASE, 11: _BASE, 13: _BASE + ("bfloat16",), 18: _BASE + ("bfloat16",)}
+_ONNX_NAMES = {"float64": "double", "float32": "float"}
+
+
+def version_for(opset):
+    """The ReduceMean version an opset runs: the newest of 1, 11, 13, 18 not above it."""
+    if isinstance(opset, (bool, np.bool_)) or not isinstance(opset, (int, np.integer)):
+        raise TypeError(f"opset must be an int, got {opset!r}")
+    if opset < 1:
+        raise ValueError(f"opset must be 1 or more, got {opset}")
+    return max(v for v in _TYPES if v <= opset)
+
+
+def reduce_mean(data, axes=None, keepdims=1, noop_with_empty_axes=0, *, opset=18):
+    """ReduceMean as ONNX ``opset`` defines it (see the module docstring for the table).
+
+    ``TypeError`` for a type outside the version's T, with the list quoted;
+    ``ValueError`` for negative axes below opset 11, for a true
+    ``noop_with_empty_axes`` below opset 18, and for axes out of range or
+    repeated.  Results as :func:`reducemean.reduce_mean`.
+    """
+    version = version_for(opset)
+    data = np.asarray(data)
+    allowed = _TYPES[version]
+    name = type_name(data.dtype)
+    if name not in allowed:
+        spelled = ", ".join(f"tensor({_ONNX_NAMES.get(t, t)})" for t in allowed)
+        raise TypeError(
+            f"ReduceMean-{version} (opset {opset}): input type {name} is not in T = ({spelled})"
+        )
+    keep = check_flag(keepdims, "keepdims")
+    noop = check_flag(noop_with_empty_axes, "noop_with_empty_axes")
+    if noop and version < 18:
+        raise ValueError(
+            f"ReduceMean-{version} (opset {opset}) has no attribute noop_with_empty_axes; "
+            "it exists from opset 18"
+        )
+    ax = parse_axes(axes)
+    if not ax:
+        if noop:
+            return data.copy()
+        return operator_mean(data, tuple(range(data.ndim)), keep)
+    if version < 11 and any(a < 0 for a in ax):
+        raise ValueError(
+            f"ReduceMean-1 (opset {opset}): negative axes {ax} are accepted only from opset 11; "
+            f"axes must be in [0, {data.ndim - 1}]"
+        )
+    return operator_mean(data, normalize_axes(ax, data.ndim), keep)
