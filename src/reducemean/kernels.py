@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .numerics import col_add, merge, run_sum, state_arrays, store, zero_state
+from .numerics import col_add, col_add4, merge, run_sum, state_arrays, store, zero_state
 
 #: Outputs accumulated together by an ``outer`` kernel (two float64 states each:
 #: 16 KiB, so the block stays in L1 while the rows stream past).
@@ -41,8 +41,12 @@ _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 @njit(**_JIT)
 def _kept_offsets(p, o, skip_inner):
     """Input and output offsets of kept flat index ``o`` (outer kept dims only if ``skip_inner``)."""
+    # prange may hand out unsigned indices; mixing them with int64 would give floats
+    o = np.int64(o)
     nk = p[2]
     last = nk - 1 if skip_inner else nk
+    if last == 1:
+        return p[0] + o * p[6], o * p[7]
     off = p[0]
     oo = 0
     rem = o
@@ -59,6 +63,8 @@ def _kept_offsets(p, o, skip_inner):
 def _reduced_offset(p, f, ndims):
     """Input offset of flat index ``f`` over the first ``ndims`` reduced dims."""
     rb = 5 + 3 * p[2]
+    if ndims == 1:
+        return f * p[rb + 1]
     off = 0
     for d in range(ndims - 1, -1, -1):
         e = p[rb + 2 * d]
@@ -75,6 +81,8 @@ def _inner_partial(buf, p, tok, off, lo, hi):
     rb = 5 + 3 * p[2]
     run = p[rb + 2 * (nr - 1)]
     step = p[rb + 2 * (nr - 1) + 1]
+    if nr == 1:
+        return run_sum(buf, off + lo * step, hi - lo, step, tok)
     a, b = zero_state(buf, tok)
     f = lo
     while f < hi:
@@ -114,33 +122,55 @@ def inner_split(buf, p, out, tok, chunks):
     n = p[1]
     pa, pb = state_arrays(nout * chunks, buf, tok)
     for u in prange(nout * chunks):
+        u = np.int64(u)
         o = u // chunks
         c = u - o * chunks
-        off, _ = _kept_offsets(p, o, False)
-        pa[u], pb[u] = _inner_partial(buf, p, tok, off, n * c // chunks, n * (c + 1) // chunks)
+        src, dst = _kept_offsets(p, o, False)
+        pa[u], pb[u] = _inner_partial(buf, p, tok, src, n * c // chunks, n * (c + 1) // chunks)
     for o in prange(nout):
-        a = pa[o * chunks]
-        b = pb[o * chunks]
-        for c in range(1, chunks):
-            a, b = merge(a, b, pa[o * chunks + c], pb[o * chunks + c], tok)
-        _, oo = _kept_offsets(p, o, False)
-        store(out, oo, a, b, n, tok)
+        _merge_store(pa, pb, out, p, o, chunks, tok)
+
+
+@njit(**_JIT)
+def _merge_store(pa, pb, out, p, o, chunks, tok):
+    o = np.int64(o)
+    a = pa[o * chunks]
+    b = pb[o * chunks]
+    for c in range(1, chunks):
+        a, b = merge(a, b, pa[o * chunks + c], pb[o * chunks + c], tok)
+    src, dst = _kept_offsets(p, o, False)
+    store(out, dst, a, b, p[1], tok)
 
 
 @njit(**_JIT)
 def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
-    """Add reduced rows [lo, hi) of ``width`` columns starting at ``off`` into ``sa``/``sb``."""
+    """Add reduced rows [lo, hi) of ``width`` columns starting at ``off`` into ``sa``/``sb``.
+
+    Rows are taken four at a time so each state is loaded and stored once per
+    four values.
+    """
     nr = p[3]
-    if step == 1:
-        for f in range(lo, hi):
-            row = off + _reduced_offset(p, f, nr)
+    f = lo
+    while f + 4 <= hi:
+        r0 = off + _reduced_offset(p, f, nr)
+        r1 = off + _reduced_offset(p, f + 1, nr)
+        r2 = off + _reduced_offset(p, f + 2, nr)
+        r3 = off + _reduced_offset(p, f + 3, nr)
+        if step == 1:
             for j in range(width):
-                col_add(sa, sb, j, buf, np.uint64(row + j), tok)
-    else:
-        for f in range(lo, hi):
-            row = off + _reduced_offset(p, f, nr)
+                col_add4(sa, sb, j, buf, np.uint64(r0 + j), np.uint64(r1 + j),
+                         np.uint64(r2 + j), np.uint64(r3 + j), tok)
+        else:
             for j in range(width):
-                col_add(sa, sb, j, buf, np.uint64(row + j * step), tok)
+                js = j * step
+                col_add4(sa, sb, j, buf, np.uint64(r0 + js), np.uint64(r1 + js),
+                         np.uint64(r2 + js), np.uint64(r3 + js), tok)
+        f += 4
+    while f < hi:
+        row = off + _reduced_offset(p, f, nr)
+        for j in range(width):
+            col_add(sa, sb, j, buf, np.uint64(row + j * step), tok)
+        f += 1
 
 
 @njit(**_JIT)
@@ -154,6 +184,7 @@ def _outer_geometry(p):
 
 @njit(**_JIT)
 def _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep):
+    u = np.int64(u)
     ko = u // nblocks
     j0 = (u - ko * nblocks) * BLOCK
     width = min(BLOCK, ncols - j0)
@@ -189,28 +220,36 @@ def outer_split(buf, p, out, tok, chunks):
     # partial states, laid out [chunk][output]: bounded by outputs x chunks
     pa, pb = state_arrays(nout * chunks, buf, tok)
     for v in prange(units * chunks):
+        v = np.int64(v)
         c = v // units
         u = v - c * units
         ko = u // nblocks
         j0 = (u - ko * nblocks) * BLOCK
         width = min(BLOCK, ncols - j0)
-        off, _ = _kept_offsets(p, ko, True)
+        src, dst = _kept_offsets(p, ko, True)
         base = c * nout + ko * ncols + j0
         _outer_block(
-            buf, p, tok, off + j0 * step, width, step,
+            buf, p, tok, src + j0 * step, width, step,
             n * c // chunks, n * (c + 1) // chunks,
             pa[base:base + width], pb[base:base + width],
         )
     for u in prange(units):
-        ko = u // nblocks
-        j0 = (u - ko * nblocks) * BLOCK
-        width = min(BLOCK, ncols - j0)
-        _, oo = _kept_offsets(p, ko, True)
-        oo += j0 * ostep
-        for j in range(width):
-            i = ko * ncols + j0 + j
-            a = pa[i]
-            b = pb[i]
-            for c in range(1, chunks):
-                a, b = merge(a, b, pa[c * nout + i], pb[c * nout + i], tok)
-            store(out, oo + j * ostep, a, b, n, tok)
+        _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, tok)
+
+
+@njit(**_JIT)
+def _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, tok):
+    u = np.int64(u)
+    nout = p[4]
+    ko = u // nblocks
+    j0 = (u - ko * nblocks) * BLOCK
+    width = min(BLOCK, ncols - j0)
+    src, oo = _kept_offsets(p, ko, True)
+    oo += j0 * ostep
+    for j in range(width):
+        i = ko * ncols + j0 + j
+        a = pa[i]
+        b = pb[i]
+        for c in range(1, chunks):
+            a, b = merge(a, b, pa[c * nout + i], pb[c * nout + i], tok)
+        store(out, oo + j * ostep, a, b, p[1], tok)

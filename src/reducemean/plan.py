@@ -31,6 +31,9 @@ from .numpy_compat import AxisError
 
 __all__ = ["Plan", "normalize_axis", "plan_for", "make_plan"]
 
+#: Reduced runs shorter than this are summed by the column loop (see make_plan).
+SHORT_RUN = 16
+
 _PATTERNS = {"R": "whole", "KR": "rows", "RK": "columns", "KRK": "krk", "RKR": "rkr", "": "whole"}
 
 
@@ -139,6 +142,11 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
         family = "inner"
         if not reduced:  # a single element
             reduced = ((1, 0),)
+        elif kept and reduced[-1][0] < SHORT_RUN:
+            # Runs this short cost more to start than to sum: accumulate blocks
+            # of outputs side by side instead (the column loop, rows and
+            # columns swapped), e.g. (16M, 4) over axis 1.
+            family = "outer"
     params = pack(base, count, kept, reduced, nout)
     return Plan(pattern, family, kept, reduced, count, nout, out_shape, span, base, flip, params)
 

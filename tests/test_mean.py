@@ -1,0 +1,1089 @@
+"""Tests for ``reducemean.mean``: a drop-in for ``numpy.mean`` (CONTRACT.md section 1).
+
+Every expected value comes from numpy (dtype, shape, kind, non-finite
+patterns) or from the exact Fraction-based reference in ``exact.py``
+(values); nothing is copied from the package's own output.
+
+Accuracy rules checked (see ``check_values``):
+
+* float16, bfloat16, float32 results (and each part of complex64): within
+  1 ulp of the exact mean of the input values;
+* float64 results from bool/integer input: within 1 ulp of the exact mean;
+* float64 results from inexact input (and each part of complex128): the ulp
+  distance to the exact mean is <= numpy's ulp distance on the same call, or
+  <= 1 ulp.
+
+Random float data is drawn from a bounded exponent range, so that the
+exact mean is well defined and reachable by a wide (float64 / compensated)
+accumulator; integer data covers the full range of each type.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import zlib
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from exact import exact_mean, exact_mean_values, ulp_distance
+
+import reducemean
+
+EMPTY_MSG = "Mean of empty slice"
+
+DTYPE_NAMES = [
+    "bool",
+    "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64",
+    "complex64", "complex128",
+    "bfloat16",
+]
+FLOAT_NAMES = ["float16", "bfloat16", "float32", "float64"]
+COMPLEX_NAMES = ["complex64", "complex128"]
+INT_NAMES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+# --------------------------------------------------------------------------
+# helpers (independent of the package under test)
+# --------------------------------------------------------------------------
+
+def resolve(name):
+    """A dtype by name; bfloat16 needs ml_dtypes (skip the test without it)."""
+    if name == "bfloat16":
+        ml_dtypes = pytest.importorskip("ml_dtypes")
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def is_bf16(dt):
+    return np.dtype(dt).name == "bfloat16"
+
+
+def is_inexact(dt):
+    dt = np.dtype(dt)
+    return dt.kind in "fc" or is_bf16(dt)
+
+
+def part_dtype(dt):
+    """The float dtype of one part of a complex dtype (or the dtype itself)."""
+    dt = np.dtype(dt)
+    if dt.kind == "c":
+        return np.dtype(np.float32) if dt.itemsize == 8 else np.dtype(np.float64)
+    return dt
+
+
+def make_floats(dt, shape, rng, lo=None, hi=None):
+    """Random values of float dtype ``dt`` with mixed signs, zeros, and a bounded
+    exponent range (float64 sums of them are exact for the sizes used here)."""
+    dt = np.dtype(dt)
+    if dt == np.float16:
+        x = rng.standard_normal(shape) * 10.0 ** rng.integers(-4, 4, size=shape)
+    else:
+        if lo is None:
+            lo, hi = (-20, 20) if dt == np.float64 else (-8, 8)
+        x = np.exp2(rng.uniform(lo, hi, size=shape)) * rng.choice([-1.0, 1.0], size=shape)
+    x = np.asarray(x, dtype=np.float64)
+    x[np.asarray(rng.random(shape) < 0.05)] = 0.0
+    return x.astype(dt)
+
+
+def make_data(dt, shape, rng):
+    dt = np.dtype(dt)
+    if dt.kind == "b":
+        return np.asarray(rng.random(shape) < 0.5)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return np.asarray(rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True))
+    if dt.kind == "c":
+        p = part_dtype(dt)
+        out = np.empty(shape, dt)
+        out.real = make_floats(p, shape, rng)
+        out.imag = make_floats(p, shape, rng)
+        return out
+    return make_floats(dt, shape, rng)
+
+
+def normalize_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, np.integer)):
+        return (int(axis) % ndim,)
+    return tuple(int(x) % ndim for x in axis)
+
+
+def exact_mean_where(a, axis, where):
+    """Exact mean of the elements of ``a`` selected by ``where`` (broadcast)."""
+    a = np.asarray(a)
+    if np.iscomplexobj(a):
+        return exact_mean_where(a.real, axis, where), exact_mean_where(a.imag, axis, where)
+    if is_bf16(a.dtype):
+        a = a.astype(np.float32)
+    m = np.broadcast_to(np.asarray(where, dtype=bool), a.shape)
+    nd = a.ndim
+    axes = normalize_axes(axis, nd)
+    kept = [d for d in range(nd) if d not in axes]
+    kshape = tuple(a.shape[d] for d in kept)
+    out = np.empty(kshape, dtype=object)
+    for kidx in np.ndindex(*kshape):
+        sl = [slice(None)] * nd
+        for d, i in zip(kept, kidx):
+            sl[d] = i
+        sl = tuple(sl)
+        vals = np.asarray(a[sl])[np.asarray(m[sl])]
+        out[kidx] = exact_mean_values(vals.tolist())
+    return out
+
+
+def run(fn, *args, **kwargs):
+    """Call ``fn``; return (result, exception, RuntimeWarning messages)."""
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        try:
+            res, exc = fn(*args, **kwargs), None
+        except Exception as e:  # noqa: BLE001
+            res, exc = None, e
+    msgs = [str(w.message) for w in rec if issubclass(w.category, RuntimeWarning)]
+    return res, exc, msgs
+
+
+def check_meta(got, ref):
+    """Same kind (numpy scalar type / ndarray), dtype and shape as numpy's result."""
+    assert type(got) is type(ref), f"kind: got {type(got)!r}, numpy gives {type(ref)!r}"
+    if isinstance(ref, (np.ndarray, np.generic)):
+        assert got.dtype == ref.dtype, f"dtype: got {got.dtype}, numpy gives {ref.dtype}"
+        assert np.shape(got) == np.shape(ref), f"shape: got {np.shape(got)}, numpy gives {np.shape(ref)}"
+
+
+def _fmt(x):
+    try:
+        return f"{float(x)!r}"
+    except Exception:  # noqa: BLE001
+        return repr(x)
+
+
+def _check_part(got, ex, np_ref, dt, strict, what):
+    """Element-wise accuracy rule for one real part (arrays of shape kshape)."""
+    bad = []
+    for idx in np.ndindex(*ex.shape):
+        e = ex[idx]
+        g = got[idx]
+        d = ulp_distance(g, e, dt)
+        if d <= 1:
+            continue
+        if not strict and np_ref is not None:
+            dn = ulp_distance(np_ref[idx], e, dt)
+            if d <= dn:
+                continue
+            bad.append(f"{what}{idx}: got {_fmt(g)}, exact {_fmt(e)}, {d:.3g} ulp "
+                       f"(numpy {_fmt(np_ref[idx])}: {dn:.3g} ulp)")
+        else:
+            bad.append(f"{what}{idx}: got {_fmt(g)}, exact {_fmt(e)}, {d:.3g} ulp")
+        if len(bad) >= 5:
+            break
+    assert not bad, f"{len(bad)}+ inaccurate element(s) ({dt}):\n  " + "\n  ".join(bad)
+
+
+def _finite_exact(e):
+    return not (isinstance(e, float) and not math.isfinite(e))
+
+
+def check_values(got, a, axis=None, np_ref=None, where=None, exact=None, inexact_input=None):
+    """Check the values of a mean result against the exact mean.
+
+    ``np_ref`` is numpy's result for the same call (used by the float64 rule and
+    for the non-finite pattern of complex results).
+    """
+    a = np.asarray(a)
+    if exact is None:
+        exact = exact_mean(a, axis) if where is None else exact_mean_where(a, axis, where)
+    if inexact_input is None:
+        inexact_input = is_inexact(a.dtype)
+    g = np.asarray(got)
+    rdt = g.dtype
+    if np.iscomplexobj(g):
+        ex_re, ex_im = exact if isinstance(exact, tuple) else (exact, np.zeros_like(exact))
+        kshape = ex_re.shape
+        g = g.reshape(kshape)
+        ref = None if np_ref is None else np.asarray(np_ref).reshape(kshape)
+        p = part_dtype(rdt)
+        strict = not (p == np.float64 and inexact_input)
+        finite = np.array([_finite_exact(ex_re[i]) and _finite_exact(ex_im[i])
+                           for i in np.ndindex(*kshape)], dtype=bool).reshape(kshape)
+        if not finite.all():
+            # non-finite complex slices: numpy's pattern, part by part
+            assert ref is not None
+            for idx in zip(*np.nonzero(~finite)):
+                for part in ("real", "imag"):
+                    gv, rv = getattr(g[idx], part), getattr(ref[idx], part)
+                    if math.isnan(rv):
+                        assert math.isnan(gv), f"{part}{idx}: got {gv!r}, numpy {rv!r}"
+                    elif math.isinf(rv):
+                        assert gv == rv, f"{part}{idx}: got {gv!r}, numpy {rv!r}"
+        if finite.any():
+            sel = finite
+            for part, ex in (("real", ex_re), ("imag", ex_im)):
+                gp = getattr(g, part).copy()
+                ex = ex.copy()
+                rp = None if ref is None else getattr(ref, part)
+                # mask the non-finite slices out
+                ex[~sel] = 0
+                gp[~sel] = 0
+                if rp is not None:
+                    rp = rp.copy()
+                    rp[~sel] = 0
+                _check_part(gp, ex, rp, p, strict, part)
+        return
+    assert not isinstance(exact, tuple), "real result for complex input"
+    kshape = exact.shape
+    g = g.reshape(kshape)
+    ref = None if np_ref is None else np.asarray(np_ref).reshape(kshape)
+    if is_bf16(rdt):
+        g = g.astype(np.float32)
+        if ref is not None:
+            ref = ref.astype(np.float32)
+    assert rdt.kind == "f" or is_bf16(rdt), f"unexpected result dtype {rdt}"
+    strict = not (rdt == np.float64 and inexact_input)
+    _check_part(g, exact, ref, rdt, strict, "")
+
+
+def check_call(a, **kw):
+    """Call numpy.mean and reducemean.mean with the same arguments; compare kind,
+    dtype, shape, the empty-slice warning, and check the values.
+
+    numpy gets its own ``out`` array, so ours must really fill the one it is given.
+    """
+    ref_kw = dict(kw)
+    out = kw.get("out")
+    if out is not None:
+        ref_kw["out"] = np.zeros(out.shape, dtype=out.dtype)
+    ref, ref_exc, ref_w = run(np.mean, a, **ref_kw)
+    assert ref_exc is None, f"numpy raised {ref_exc!r}; bad test case"
+    got, exc, got_w = run(reducemean.mean, a, **kw)
+    if exc is not None:
+        raise exc
+    if out is not None:
+        assert got is out, "out= must be returned (same object)"
+    check_meta(got, ref)
+    check_empty_warning(ref, ref_w, got_w)
+    check_values(got, a, axis=kw.get("axis"), np_ref=ref, where=kw.get("where"))
+    return got, ref
+
+
+def check_empty_warning(ref, ref_w, got_w):
+    np_warned = any(EMPTY_MSG in m for m in ref_w)
+    we_warned = any(EMPTY_MSG in m for m in got_w)
+    if np.size(ref) == 0:
+        return  # numpy's warning for zero-size outputs is incidental
+    if np_warned:
+        assert we_warned, f"numpy warns {EMPTY_MSG!r}; we gave {got_w}"
+    else:
+        assert not we_warned, f"numpy does not warn {EMPTY_MSG!r}; we gave {got_w}"
+
+
+def all_axis_forms(ndim):
+    """None, every int in range(-ndim, ndim), and every tuple of distinct axes
+    (including (), negative spellings and unsorted orders)."""
+    forms = [None]
+    forms += list(range(-ndim, ndim))
+    for r in range(ndim + 1):
+        for combo in itertools.combinations(range(ndim), r):
+            forms.append(combo)
+    if ndim >= 2:
+        forms.append((ndim - 1, 0))  # unsorted
+        forms.append((-1, 0))  # negative spelling
+        forms.append(tuple(range(-ndim, 0)))
+    return forms
+
+
+# --------------------------------------------------------------------------
+# 1. result dtype, shape, kind and values: every dtype, every axis form
+# --------------------------------------------------------------------------
+
+AXES_3D = [None, 0, 1, 2, -1, -2, -3, (), (0,), (1,), (2,), (0, 1), (0, 2), (1, 2),
+           (2, 0), (-1, 0), (0, 1, 2), (2, 1, 0), (-3, -2, -1)]
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", AXES_3D, ids=repr)
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_meta_and_values_3d(name, axis, keepdims):
+    dt = resolve(name)
+    rng = np.random.default_rng(zlib.crc32(f"{name}{axis!r}{keepdims}".encode()))
+    a = make_data(dt, (3, 4, 5), rng)
+    check_call(a, axis=axis, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (3, 5), (2, 3, 4, 5), (1, 4, 1), (9, 1)], ids=str)
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_every_axis_form_by_ndim(name, shape):
+    dt = resolve(name)
+    rng = np.random.default_rng(len(shape) * 1000 + DTYPE_NAMES.index(name))
+    a = make_data(dt, shape, rng)
+    for axis in all_axis_forms(len(shape)):
+        for keepdims in (False, True):
+            check_call(a, axis=axis, keepdims=keepdims)
+
+
+def test_keepdims_default_is_false_and_full_reduction_is_scalar():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got = reducemean.mean(a)
+    assert type(got) is np.float32
+    assert got == np.float32(5.5)
+    got = reducemean.mean(a, keepdims=True)
+    assert type(got) is np.ndarray and got.shape == (1, 1) and got.dtype == np.float32
+    assert got[0, 0] == np.float32(5.5)
+
+
+def test_positional_arguments_match_numpy_signature():
+    a = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    got = reducemean.mean(a, 1, np.float32, None, True)
+    ref = np.mean(a, 1, np.float32, None, True)
+    check_meta(got, ref)
+    np.testing.assert_array_equal(got, ref)  # small exact means
+    out = np.empty((2, 4))
+    assert reducemean.mean(a, 1, None, out) is out
+    np.testing.assert_array_equal(out, np.mean(a, 1))
+    # `where` is keyword-only in numpy
+    with pytest.raises(TypeError):
+        np.mean(a, None, None, None, False, True)
+    with pytest.raises(TypeError):
+        reducemean.mean(a, None, None, None, False, True)
+
+
+def test_numpy_integer_axis_values():
+    a = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    for axis in (np.int64(1), np.int8(-1), np.uint8(0), np.array(2), (np.int32(0), np.int16(2))):
+        check_call(a, axis=axis)
+
+
+# --------------------------------------------------------------------------
+# dtype= argument
+# --------------------------------------------------------------------------
+
+DTYPE_ARG_INPUTS = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint32", "uint64",
+                    "float16", "bfloat16", "float32", "float64"]
+
+
+def _dtype_arg_data(dt, target, shape, rng):
+    """Input data whose values are exactly representable in ``target``, so that
+    'the exact mean of the input values' is unambiguous."""
+    if dt.kind in "iu" and target == np.float32:
+        info = np.iinfo(dt)
+        lo, hi = max(info.min, -(2**24)), min(info.max, 2**24)
+        return rng.integers(lo, hi, size=shape, endpoint=True).astype(dt)
+    if dt == np.float64 and target == np.float32:
+        return make_floats(np.float32, shape, rng).astype(np.float64)
+    return make_data(dt, shape, rng)
+
+
+@pytest.mark.parametrize("target", [np.float32, np.float64, "float32", "f8", float], ids=repr)
+@pytest.mark.parametrize("name", DTYPE_ARG_INPUTS)
+def test_dtype_argument(name, target):
+    dt = resolve(name)
+    tdt = np.dtype(target)
+    rng = np.random.default_rng(DTYPE_ARG_INPUTS.index(name) * 7 + tdt.itemsize)
+    a = _dtype_arg_data(dt, tdt, (4, 6, 5), rng)
+    for axis in (None, 0, 1, -1, (0, 2), (), (2, 1, 0)):
+        for keepdims in (False, True):
+            got, ref = check_call(a, axis=axis, dtype=target, keepdims=keepdims)
+            assert np.asarray(got).dtype == tdt
+
+
+@pytest.mark.parametrize("target", ["float16", "bfloat16", "complex64", "complex128"])
+@pytest.mark.parametrize("name", ["int16", "int64", "uint8", "float16", "float32", "float64"])
+def test_dtype_argument_other_inexact(name, target):
+    """Less common dtype= targets: same dtype/shape/kind as numpy; values to the
+    rule of the target type. The data is exactly representable in the target."""
+    dt = resolve(name)
+    tdt = resolve(target)
+    rng = np.random.default_rng(3)
+    a = rng.integers(-8, 9, size=(4, 3, 5)).astype(dt)
+    for axis in (None, 0, (1, 2), ()):
+        for keepdims in (False, True):
+            check_call(a, axis=axis, dtype=tdt, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("target", ["int8", "int32", "int64", "uint16"])
+@pytest.mark.parametrize("name", ["bool", "int8", "int64", "uint8", "float32", "float64"])
+def test_dtype_argument_integer_target(name, target):
+    """Integer dtype=: numpy truncates; equal to numpy on small data."""
+    dt = resolve(name)
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 5, size=(3, 4, 5)).astype(dt)
+    for axis in (None, 0, (0, 2), -1):
+        for keepdims in (False, True):
+            ref, ref_exc, _ = run(np.mean, a, axis=axis, dtype=target, keepdims=keepdims)
+            got, exc, _ = run(reducemean.mean, a, axis=axis, dtype=target, keepdims=keepdims)
+            assert ref_exc is None, ref_exc
+            assert exc is None, exc
+            check_meta(got, ref)
+            np.testing.assert_array_equal(got, ref)
+
+
+# --------------------------------------------------------------------------
+# out=
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_out_same_dtype_as_numpy_result(name):
+    dt = resolve(name)
+    rng = np.random.default_rng(11)
+    a = make_data(dt, (4, 3, 5), rng)
+    for axis in (None, 0, 2, (0, 1), (2, 0), (), (0, 1, 2)):
+        for keepdims in (False, True):
+            ref = np.mean(a, axis=axis, keepdims=keepdims)
+            out = np.full(np.shape(ref), 7, dtype=ref.dtype)
+            got, _ = check_call(a, axis=axis, keepdims=keepdims, out=out)
+            assert got is out
+
+
+@pytest.mark.parametrize("in_name,out_name", [
+    ("int16", "float32"), ("int64", "float32"), ("uint8", "float16"), ("bool", "float32"),
+    ("float32", "float64"), ("float16", "float64"), ("float16", "float32"),
+    ("float64", "float32"), ("bfloat16", "float32"), ("float32", "bfloat16"),
+    ("float32", "complex64"), ("float64", "complex128"), ("int32", "complex128"),
+    ("complex64", "complex128"),
+])
+def test_out_other_inexact_dtype(in_name, out_name):
+    """out of another inexact dtype: numpy casts; we must give that dtype with that
+    dtype's accuracy. Data is representable in the out dtype (no input rounding)."""
+    idt, odt = resolve(in_name), resolve(out_name)
+    rng = np.random.default_rng(13)
+    shape = (4, 6, 5)
+    if idt.kind == "b":
+        a = rng.random(shape) < 0.5
+    elif idt.kind in "iu":
+        lo = 0 if idt.kind == "u" else -100
+        a = rng.integers(lo, 200, size=shape).astype(idt)
+    else:
+        # values of the narrower of the two (part) types, stored as the input type
+        ip, op = part_dtype(idt), part_dtype(odt)
+        narrow = op if (is_bf16(op) or op.itemsize < ip.itemsize) else ip
+        a = make_floats(narrow, shape, rng).astype(np.float64)
+        if idt.kind == "c":
+            b = make_floats(narrow, shape, rng).astype(np.float64)
+            a = (a + 1j * b)
+        a = a.astype(idt)
+    for axis in (None, 1, (0, 2)):
+        ref = np.mean(a, axis=axis)
+        out = np.zeros(np.shape(ref), dtype=odt)
+        got, _ = check_call(a, axis=axis, out=out)
+        assert got is out and out.dtype == odt
+
+
+def test_out_integer_dtype_matches_numpy():
+    a = np.array([[1.5, 2.5, 3.5], [4.0, 6.0, 9.0], [-1.5, -2.5, 7.25]], dtype=np.float64)
+    for odt in (np.int32, np.int64, np.int8):
+        for axis in (0, 1):
+            ref_out = np.zeros(3, odt)
+            ref = np.mean(a, axis=axis, out=ref_out)
+            out = np.zeros(3, odt)
+            got = reducemean.mean(a, axis=axis, out=out)
+            assert got is out
+            np.testing.assert_array_equal(out, ref)
+
+
+def test_out_0d_for_full_reduction_is_returned():
+    a = np.arange(10, dtype=np.float32)
+    out = np.empty((), dtype=np.float32)
+    got = reducemean.mean(a, out=out)
+    assert got is out and type(got) is np.ndarray and got.shape == ()
+    assert out[()] == np.float32(4.5)
+    out = np.empty((1,), dtype=np.float64)
+    got = reducemean.mean(a, axis=0, keepdims=True, out=out)
+    assert got is out and out[0] == 4.5
+
+
+def test_out_non_contiguous_and_fortran():
+    rng = np.random.default_rng(17)
+    a = make_floats(np.float32, (6, 8, 10), rng)
+    buf = np.full((2 * 8, 3 * 10), -1.0, dtype=np.float32)
+    out = buf[::2, ::3]  # strided out
+    assert not out.flags.c_contiguous
+    got, _ = check_call(a, axis=0, out=out)
+    assert got is out
+    # the elements between the strided slots are untouched
+    mask = np.ones(buf.shape, bool)
+    mask[::2, ::3] = False
+    assert (buf[mask] == -1.0).all()
+    out = np.asfortranarray(np.zeros((6, 10), dtype=np.float32))
+    got, _ = check_call(a, axis=1, out=out)
+    assert got is out
+    out = np.zeros((10, 6), dtype=np.float64).T  # transposed out
+    got, _ = check_call(a, axis=1, out=out)
+    assert got is out
+    out = np.zeros((10, 8), np.float32)[::-1, ::-1].T  # negative strides
+    got, _ = check_call(a, axis=0, out=out)
+    assert got is out
+
+
+# --------------------------------------------------------------------------
+# where=
+# --------------------------------------------------------------------------
+
+def _masks(shape, rng):
+    full = rng.random(shape) < 0.6
+    row = rng.random(shape[-1:]) < 0.6
+    row[0] = True
+    col = (rng.random(shape[:1] + (1,) * (len(shape) - 1)) < 0.6)
+    col.flat[0] = True
+    return {"full": full, "row": row, "col": col, "True": True,
+            "np_true": np.True_, "list": row.tolist()}
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_where_masks(name):
+    dt = resolve(name)
+    rng = np.random.default_rng(19 + DTYPE_NAMES.index(name))
+    a = make_data(dt, (5, 4, 6), rng)
+    for mname, mask in _masks(a.shape, rng).items():
+        for axis in (None, 0, 2, (0, 1), (2, 0), (0, 1, 2)):
+            for keepdims in (False, True):
+                check_call(a, axis=axis, keepdims=keepdims, where=mask)
+
+
+@pytest.mark.parametrize("name", ["int32", "float32", "float64", "complex64", "float16"])
+def test_where_with_empty_slices(name):
+    """Slices with no selected element give NaN and the empty-slice warning."""
+    dt = resolve(name)
+    rng = np.random.default_rng(23)
+    a = make_data(dt, (4, 5), rng)
+    mask = np.ones((4, 5), bool)
+    mask[1, :] = False  # row 1 empty for axis=1
+    mask[:, 3] = False  # column 3 empty for axis=0
+    for axis in (0, 1):
+        got, ref = check_call(a, axis=axis, where=mask)
+        assert np.isnan(np.asarray(got)).any()
+    with pytest.warns(RuntimeWarning, match=EMPTY_MSG):
+        got = reducemean.mean(a, where=False)
+    ref = np.mean(a, where=False)
+    check_meta(got, ref)
+    assert np.isnan(got)
+
+
+@pytest.mark.parametrize("name", ["int64", "float32", "float64", "bfloat16", "complex128"])
+def test_where_with_out_and_dtype(name):
+    dt = resolve(name)
+    rng = np.random.default_rng(29)
+    a = make_data(dt, (6, 7), rng)
+    mask = rng.random((6, 7)) < 0.7
+    mask[:, 0] = True
+    ref = np.mean(a, axis=1, where=mask)
+    out = np.zeros_like(ref)
+    got, _ = check_call(a, axis=1, where=mask, out=out)
+    assert got is out
+    if not np.iscomplexobj(a):
+        check_call(a, axis=0, where=mask, dtype=np.float64)
+        check_call(a, axis=0, where=mask, dtype=np.float64, keepdims=True)
+
+
+# --------------------------------------------------------------------------
+# array-likes, scalars, 0-d arrays
+# --------------------------------------------------------------------------
+
+ARRAY_LIKES = [
+    [1, 2, 3, 4],
+    [1.5, 2.25, -3.0],
+    [True, False, True],
+    [1 + 2j, 3 - 1j],
+    [[1, 2, 3], [4, 5, 6]],
+    [[1.5, 2.0], [3.25, -4.0], [0.125, 9.0]],
+    (1, 2, 3),
+    [2**63 - 1, 2**63 - 1, 2**63 - 2],  # int64, sum overflows 64 bits
+    [2**64 - 1, 2**64 - 1],  # uint64, sum overflows 64 bits
+    [-(2**63), -(2**63), -(2**63) + 1],
+    [1, 2.5],
+    [0.1] * 10,
+    [],
+    7,
+    -3,
+    2.5,
+    True,
+    1 + 1j,
+    0.1,
+]
+
+
+@pytest.mark.parametrize("x", ARRAY_LIKES, ids=repr)
+def test_array_likes(x):
+    arr = np.asarray(x)
+    axes = [None]
+    if arr.ndim >= 1:
+        axes += [0, -1, ()]
+    if arr.ndim == 2:
+        axes += [1, (0, 1)]
+    if arr.ndim == 0:
+        axes += [()]
+    for axis in axes:
+        for keepdims in (False, True):
+            ref, ref_exc, ref_w = run(np.mean, x, axis=axis, keepdims=keepdims)
+            got, exc, got_w = run(reducemean.mean, x, axis=axis, keepdims=keepdims)
+            assert exc is None, exc
+            check_meta(got, ref)
+            check_empty_warning(ref, ref_w, got_w)
+            check_values(got, arr, axis=axis, np_ref=ref)
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_zero_dim_arrays_and_numpy_scalars(name):
+    dt = resolve(name)
+    rng = np.random.default_rng(31)
+    a0 = make_data(dt, (), rng)
+    assert a0.shape == ()
+    for x in (a0, a0[()]):
+        for axis in (None, ()):
+            for keepdims in (False, True):
+                ref, _, _ = run(np.mean, x, axis=axis, keepdims=keepdims)
+                got, exc, _ = run(reducemean.mean, x, axis=axis, keepdims=keepdims)
+                assert exc is None, exc
+                check_meta(got, ref)
+                check_values(got, np.asarray(x), axis=axis, np_ref=ref)
+    out_ref = np.mean(a0)
+    out = np.zeros((), dtype=np.asarray(out_ref).dtype)
+    got = reducemean.mean(a0, out=out)
+    assert got is out
+    check_values(out, a0, np_ref=out_ref)
+
+
+# --------------------------------------------------------------------------
+# 2. accuracy: the contract's named cases and other hard inputs
+# --------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_named_case_ones_2e7_by_2_float32_axis0():
+    a = np.ones((2 * 10**7, 2), np.float32)
+    got = reducemean.mean(a, axis=0)
+    ref = np.mean(a[:8], axis=0)  # numpy's kind/dtype/shape (numpy's value is wrong here)
+    check_meta(got, ref)
+    assert (got == np.float32(1.0)).all(), got
+
+
+@pytest.mark.slow
+def test_named_case_ones_1e7_4_15_float32_axis01():
+    a = np.ones((10**7, 4, 15), np.float32)
+    got = reducemean.mean(a, axis=(0, 1))
+    ref = np.mean(a[:8], axis=(0, 1))
+    check_meta(got, ref)
+    assert got.shape == (15,)
+    assert (got == np.float32(1.0)).all(), got
+
+
+@pytest.mark.slow
+def test_named_case_32M_float32_offset_uniform_all_axes():
+    rng = np.random.default_rng(2024)
+    n = 2**25
+    x = (np.float32(1e4) + rng.random(n, dtype=np.float32)).astype(np.float32)
+    # math.fsum of the float64-converted values is the correctly rounded exact sum;
+    # its rounding error (<= 2**-53 relative) is negligible in float32 ulps.
+    exact = Fraction(math.fsum(x.astype(np.float64).tolist())) / n
+    for shape in ((n,), (2**12, 2**13), (2**7, 2**9, 2**9)):
+        a = x.reshape(shape)
+        got = reducemean.mean(a)
+        assert type(got) is np.float32
+        d = ulp_distance(got, exact, np.float32)
+        assert d <= 1, f"shape {shape}: got {got!r}, exact {float(exact)!r}, {d} ulp"
+    got = reducemean.mean(x.reshape(2**12, 2**13), axis=(0, 1))
+    assert ulp_distance(got, exact, np.float32) <= 1
+
+
+@pytest.mark.slow
+def test_float32_large_axis_reductions_within_one_ulp():
+    """4096 x 8192 of 1e4 + U(0, 1): every row and column mean within 1 ulp.
+    Values lie in [2**13, 2**14), so value * 1024 is an integer: exact sums in int64."""
+    rng = np.random.default_rng(7)
+    a = (np.float32(1e4) + rng.random((4096, 8192), dtype=np.float32)).astype(np.float32)
+    scaled = (a.astype(np.float64) * 1024).astype(np.int64)
+    assert (scaled.astype(np.float64) == a.astype(np.float64) * 1024).all()
+    for axis in (0, 1):
+        got = reducemean.mean(a, axis=axis)
+        sums = scaled.sum(axis=axis)
+        n = a.shape[axis]
+        exact = np.array([Fraction(int(s), 1024 * n) for s in sums], dtype=object)
+        check_values(got, a, exact=exact, inexact_input=True)
+
+
+def test_bfloat16_many_ones_is_one():
+    bf16 = resolve("bfloat16")
+    a = np.ones(100_000, bf16)
+    got = reducemean.mean(a)
+    assert type(got) is type(np.mean(a[:3]))
+    assert float(got) == 1.0  # numpy's bfloat16 accumulator stalls at 256
+    got = reducemean.mean(np.ones((5000, 3), bf16), axis=0)
+    assert got.dtype == bf16 and (got.astype(np.float32) == 1.0).all()
+
+
+def test_float16_accumulates_wide():
+    a = np.full(100_000, 0.1, np.float16)
+    got = reducemean.mean(a)
+    assert type(got) is np.float16
+    assert ulp_distance(got, Fraction(float(np.float16(0.1))), np.float16) <= 1
+    a = np.full((3, 70_000), 60000, np.float16)  # sums far beyond float16's max
+    got = reducemean.mean(a, axis=1)
+    assert got.dtype == np.float16 and (got == np.float16(60000)).all()
+    rng = np.random.default_rng(37)
+    b = make_floats(np.float16, (20_000,), rng)
+    check_values(reducemean.mean(b), b)
+
+
+@pytest.mark.parametrize("name", ["float32", "bfloat16", "float16"])
+def test_no_intermediate_overflow(name):
+    """The exact mean of finite values is finite; a wide accumulator does not
+    overflow where numpy's same-type sum does."""
+    dt = resolve(name)
+    big = float(np.finfo(np.float32).max) * 0.9 if name != "float16" else 60000.0
+    a = np.array([big] * 8 + [big / 2] * 8, dtype=np.float64).astype(dt)
+    check_values(reducemean.mean(a), a)
+    check_values(reducemean.mean(a.reshape(4, 4), axis=0), a.reshape(4, 4), axis=0)
+    check_values(reducemean.mean(a.reshape(4, 4).T, axis=1), a.reshape(4, 4).T, axis=1)
+
+
+@pytest.mark.parametrize("name", INT_NAMES)
+def test_integer_extremes_exact(name):
+    """Sums far beyond 64 bits and massive cancellation: within 1 ulp of exact."""
+    dt = np.dtype(name)
+    info = np.iinfo(dt)
+    cases = [
+        np.full(1001, info.max, dt),
+        np.full(1001, info.min, dt),
+        np.array([info.max, info.max - 1] * 500 + [info.min] * 3, dt),
+        np.array([info.max] * 7 + [info.min] * 7 + [1], dt),
+        np.array([info.max, info.min, info.max, 1], dt),
+    ]
+    for a in cases:
+        check_call(a)
+        check_call(a.reshape(-1, 1), axis=0)
+        check_call(np.stack([a, a[::-1]]), axis=1)
+
+
+def test_int64_cancellation_beyond_float64():
+    # float64 conversion of each element loses the +1s; the exact mean is 0.5
+    a = np.array([2**62 + 1, -(2**62)] * 1000, dtype=np.int64)
+    got = reducemean.mean(a)
+    assert got == 0.5
+    a = np.array([2**63 - 1] * 3 + [-(2**63)] * 3 + [5], dtype=np.int64)
+    got = reducemean.mean(a)
+    assert ulp_distance(got, Fraction(2), np.float64) <= 1
+    u = np.array([2**64 - 1] * 9 + [0] * 9 + [2], dtype=np.uint64)
+    got = reducemean.mean(u)
+    assert ulp_distance(got, Fraction(9 * (2**64 - 1) + 2, 19), np.float64) <= 1
+
+
+def test_float64_at_least_as_accurate_as_numpy():
+    rng = np.random.default_rng(41)
+    cases = [
+        np.full(10**6, 0.1),
+        np.full((1000, 1001), 0.1),
+        rng.standard_normal(10**6) + 1e3,
+        rng.standard_normal((300, 700)) * 1e6 + 0.1,
+        np.tile(np.array([1e16, 1.0, -1e16, 3.0]), 10**5),
+        np.tile(np.array([1e16, 1.0, -1e16, 3.0]), (3, 4000)),
+        make_floats(np.float64, (512, 513), rng),
+    ]
+    for a in cases:
+        axes = [None] + (list(range(a.ndim)) if a.ndim > 1 else [])
+        for axis in axes:
+            got = reducemean.mean(a, axis=axis)
+            ref = np.mean(a, axis=axis)
+            ex = _exact_mean_float_fast(a, axis)
+            check_values(got, a, axis=axis, np_ref=ref, exact=ex)
+
+
+def _exact_sum_float_vec(x):
+    """Exact sum (a Fraction) of a 1-d float array: split each value into
+    mantissa halves (int64) and exponent, sum the halves per exponent exactly."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    m, e = np.frexp(x)
+    mi = (m * 2.0**53).astype(np.int64)  # exact: |mi| < 2**53
+    hi = mi >> 26
+    lo = mi - (hi << 26)  # 0 <= lo < 2**26
+    total = Fraction(0)
+    for ev in np.unique(e):
+        sel = e == ev
+        s = int(hi[sel].sum()) * 2**26 + int(lo[sel].sum())
+        total += Fraction(s) * Fraction(2) ** (int(ev) - 53)
+    return total
+
+
+def _exact_mean_float_fast(a, axis):
+    a = np.asarray(a, dtype=np.float64)
+    nd = a.ndim
+    axes = normalize_axes(axis, nd)
+    kept = [d for d in range(nd) if d not in axes]
+    moved = np.moveaxis(a, kept + list(axes), range(nd))
+    kshape = tuple(a.shape[d] for d in kept)
+    flat = moved.reshape(kshape + (-1,))
+    n = flat.shape[-1]
+    out = np.empty(kshape, object)
+    for idx in np.ndindex(*kshape):
+        out[idx] = _exact_sum_float_vec(flat[idx]) / n
+    return out
+
+
+def test_complex_parts_accuracy():
+    rng = np.random.default_rng(43)
+    for name in COMPLEX_NAMES:
+        dt = np.dtype(name)
+        a = make_data(dt, (2000, 7), rng)
+        for axis in (None, 0, 1):
+            check_call(a, axis=axis)
+    # cancellation in one part only
+    a = np.array([1e8 + 1j, -1e8 + 1j, 3 + 1e-3j], np.complex64)
+    check_call(a)
+
+
+# --------------------------------------------------------------------------
+# 3. NaN and Inf propagate as in numpy
+# --------------------------------------------------------------------------
+
+NONFINITE_PATTERNS = {
+    "one_nan": [[1.0, np.nan, 2.0, 3.0]],
+    "pos_inf": [[1.0, np.inf, 2.0, 3.0]],
+    "neg_inf": [[1.0, -np.inf, 2.0, 3.0]],
+    "inf_minus_inf": [[np.inf, 1.0, -np.inf, 3.0]],
+    "inf_and_nan": [[np.inf, np.nan, 1.0, 3.0]],
+    "two_pos_inf": [[np.inf, 1.0, np.inf, 3.0]],
+    "all_nan": [[np.nan, np.nan, np.nan, np.nan]],
+}
+
+
+@pytest.mark.parametrize("pattern", sorted(NONFINITE_PATTERNS))
+@pytest.mark.parametrize("name", FLOAT_NAMES)
+def test_nonfinite_float(name, pattern):
+    dt = resolve(name)
+    rows = np.array(NONFINITE_PATTERNS[pattern] + [[1.0, 2.0, 4.0, 0.5]], dtype=np.float64)
+    a = rows.astype(dt)
+    for x, axes in ((a, (None, 0, 1, ())), (a.T, (None, 0, 1)), (a[0], (None, 0))):
+        for axis in axes:
+            got, ref = check_call(x, axis=axis)
+            g = np.asarray(got).astype(np.float64)
+            r = np.asarray(ref).astype(np.float64)
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(r))
+            np.testing.assert_array_equal(np.where(np.isinf(r), g, 0), np.where(np.isinf(r), r, 0))
+
+
+@pytest.mark.parametrize("name", FLOAT_NAMES)
+def test_nonfinite_in_long_slices(name):
+    """A single NaN / inf in a long slice (beyond any unrolled or blocked prefix)."""
+    dt = resolve(name)
+    a = np.ones((3, 10_001), dtype=dt)
+    a[0, 9_999] = np.nan
+    a[1, 5_000] = np.inf
+    a[2, 7] = np.inf
+    a[2, 10_000] = -np.inf
+    got = reducemean.mean(a, axis=1).astype(np.float64)
+    assert math.isnan(got[0]) and got[1] == math.inf and math.isnan(got[2])
+    got = reducemean.mean(np.ascontiguousarray(a.T), axis=0).astype(np.float64)
+    assert math.isnan(got[0]) and got[1] == math.inf and math.isnan(got[2])
+    assert math.isnan(float(reducemean.mean(a)))
+
+
+COMPLEX_NONFINITE = [
+    complex(np.nan, 1.0),
+    complex(1.0, np.nan),
+    complex(np.inf, 0.0),
+    complex(0.0, np.inf),
+    complex(-np.inf, 2.0),
+    complex(np.inf, np.inf),
+]
+
+
+@pytest.mark.parametrize("name", COMPLEX_NAMES)
+@pytest.mark.parametrize("bad", COMPLEX_NONFINITE, ids=repr)
+def test_nonfinite_complex_as_numpy(name, bad):
+    """Complex NaN/Inf: the pattern of NaN and inf parts is numpy's (numpy divides
+    the complex sum by a complex count, so e.g. inf+0j averages to inf+nanj)."""
+    dt = np.dtype(name)
+    a = np.array([[1 + 1j, bad, 2 - 1j], [1 + 1j, 3 + 0j, 2 - 1j]], dtype=dt)
+    for axis in (None, 0, 1):
+        got, ref = check_call(a, axis=axis)
+        g, r = np.asarray(got), np.asarray(ref)
+        for part in ("real", "imag"):
+            gp, rp = getattr(g, part), getattr(r, part)
+            np.testing.assert_array_equal(np.isnan(gp), np.isnan(rp), err_msg=part)
+            np.testing.assert_array_equal(np.where(np.isinf(rp), gp, 0),
+                                          np.where(np.isinf(rp), rp, 0), err_msg=part)
+    b = np.array([complex(np.inf, 0), complex(-np.inf, 0), 1 + 1j], dtype=dt)
+    check_call(b)
+
+
+# --------------------------------------------------------------------------
+# 4. empty slices and zero-size results
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_empty_slice_nan_and_warning(name):
+    dt = resolve(name)
+    cases = [
+        (np.zeros((0,), dt), None),
+        (np.zeros((0,), dt), 0),
+        (np.zeros((0, 3), dt), 0),
+        (np.zeros((3, 0), dt), 1),
+        (np.zeros((3, 0), dt), None),
+        (np.zeros((2, 0, 3), dt), 1),
+        (np.zeros((2, 0, 3), dt), (0, 1)),
+        (np.zeros((2, 0, 3), dt), (1, 2)),
+    ]
+    for a, axis in cases:
+        for keepdims in (False, True):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                ref = np.mean(a, axis=axis, keepdims=keepdims)
+            with pytest.warns(RuntimeWarning, match=EMPTY_MSG):
+                got = reducemean.mean(a, axis=axis, keepdims=keepdims)
+            check_meta(got, ref)
+            assert all_nan(got), got
+    a = np.zeros((0, 4), dt)
+    ref = np.mean(np.zeros((1, 4), dt), axis=0)
+    out = np.zeros(4, dtype=ref.dtype)
+    with pytest.warns(RuntimeWarning, match=EMPTY_MSG):
+        got = reducemean.mean(a, axis=0, out=out)
+    assert got is out
+    assert all_nan(out), out
+
+
+def all_nan(x):
+    g = np.asarray(x)
+    if np.iscomplexobj(g):
+        return bool(np.isnan(g.real).all() and np.isnan(g.imag).all())
+    return bool(np.isnan(g.astype(np.float64)).all())
+
+
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_zero_size_output(name):
+    """Reducing a non-empty axis of an array with another zero-length axis:
+    a zero-size result of numpy's dtype and shape, and no empty-slice warning."""
+    dt = resolve(name)
+    cases = [
+        (np.zeros((0, 3), dt), 1),
+        (np.zeros((3, 0), dt), 0),
+        (np.zeros((2, 0, 3), dt), 0),
+        (np.zeros((2, 0, 3), dt), (0, 2)),
+        (np.zeros((2, 0, 3), dt), -1),
+        (np.zeros((4, 0), dt), ()),
+        (np.zeros((0,), dt), ()),
+    ]
+    for a, axis in cases:
+        for keepdims in (False, True):
+            ref, _, ref_w = run(np.mean, a, axis=axis, keepdims=keepdims)
+            got, exc, got_w = run(reducemean.mean, a, axis=axis, keepdims=keepdims)
+            assert exc is None, exc
+            check_meta(got, ref)
+            assert np.size(got) == 0
+            assert not any(EMPTY_MSG in m for m in got_w), got_w
+    a = np.zeros((3, 0), dt)
+    ref = np.mean(a, axis=0)
+    out = np.zeros((0,), dtype=ref.dtype)
+    assert reducemean.mean(a, axis=0, out=out) is out
+
+
+def test_no_warning_for_nonempty():
+    a = np.arange(12.0).reshape(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        reducemean.mean(a)
+        reducemean.mean(a, axis=0)
+        reducemean.mean(a, axis=(0, 1), keepdims=True)
+        reducemean.mean(a.astype(np.int32), axis=1)
+
+
+# --------------------------------------------------------------------------
+# 5. hypothesis property tests
+# --------------------------------------------------------------------------
+
+def _float_elements(dt):
+    """Hypothesis elements for float dtype dt (bounded exponent range, both signs)."""
+    dt = np.dtype(dt)
+    if dt == np.float16:
+        return st.floats(width=16, allow_nan=False, allow_infinity=False)
+    lo, hi, width = (2.0**-20, 2.0**20, 64) if dt == np.float64 else (2.0**-8, 2.0**8, 32)
+    mag = st.floats(min_value=lo, max_value=hi, width=width)
+    return st.one_of(st.just(0.0), mag, mag.map(lambda v: -v))
+
+
+@st.composite
+def arrays_any_dtype(draw, names=tuple(DTYPE_NAMES), max_side=5):
+    name = draw(st.sampled_from(names))
+    if name == "bfloat16":
+        dt = resolve(name)
+    else:
+        dt = np.dtype(name)
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=max_side))
+    if dt.kind in "biu":
+        a = draw(hnp.arrays(dt, shape))
+    elif dt.kind == "c":
+        p = part_dtype(dt)
+        re = draw(hnp.arrays(p, shape, elements=_float_elements(p)))
+        im = draw(hnp.arrays(p, shape, elements=_float_elements(p)))
+        a = np.empty(shape, dt)
+        a.real, a.imag = re, im
+    elif is_bf16(dt):
+        a = draw(hnp.arrays(np.float32, shape, elements=_float_elements(np.float32))).astype(dt)
+    else:
+        a = draw(hnp.arrays(dt, shape, elements=_float_elements(dt)))
+    return a
+
+
+@st.composite
+def axis_for(draw, ndim):
+    choices = [st.none(), st.just(())]
+    if ndim:
+        choices.append(st.integers(-ndim, ndim - 1))
+        perm = st.permutations(list(range(ndim)))
+
+        @st.composite
+        def tup(d):
+            p = d(perm)
+            k = d(st.integers(0, ndim))
+            signs = d(st.lists(st.booleans(), min_size=k, max_size=k))
+            return tuple(ax - ndim if neg else ax for ax, neg in zip(p[:k], signs))
+
+        choices.append(tup())
+    return draw(st.one_of(choices))
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_property_matches_exact_and_numpy(data):
+    a = data.draw(arrays_any_dtype(), label="a")
+    axis = data.draw(axis_for(a.ndim), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    check_call(a, axis=axis, keepdims=keepdims)
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_property_where_and_out(data):
+    a = data.draw(arrays_any_dtype(max_side=4), label="a")
+    axis = data.draw(axis_for(a.ndim), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    # a mask broadcastable to a.shape: drop leading dims and squash some to 1
+    nlead = data.draw(st.integers(0, a.ndim), label="nlead")
+    mshape = tuple(1 if data.draw(st.booleans()) else s for s in a.shape[nlead:])
+    mask = data.draw(hnp.arrays(np.bool_, mshape), label="mask")
+    kw = dict(axis=axis, keepdims=keepdims, where=mask)
+    if data.draw(st.booleans(), label="use_out"):
+        ref, _, _ = run(np.mean, a, **kw)
+        kw["out"] = np.zeros(np.shape(ref), dtype=np.asarray(ref).dtype)
+    check_call(a, **kw)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_property_dtype_argument(data):
+    names = ("bool", "int8", "int16", "uint8", "uint16", "float16", "bfloat16", "float32")
+    a = data.draw(arrays_any_dtype(names=names), label="a")
+    target = data.draw(st.sampled_from([np.float32, np.float64]), label="dtype")
+    axis = data.draw(axis_for(a.ndim), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    check_call(a, axis=axis, dtype=target, keepdims=keepdims)
