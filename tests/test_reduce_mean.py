@@ -218,6 +218,7 @@ def test_axes_as_integer_arrays_of_every_dtype(axes_dtype):
         ((np.int32(1), np.int64(-1)), (1, 2)),
         (range(2), (0, 1)),
     ],
+    ids=repr,
 )
 @pytest.mark.parametrize("keepdims", [1, 0, True, False])
 def test_axes_int_sequence_and_range(axes, ax, keepdims):

@@ -27,6 +27,15 @@ class Entry:
     mean_dtype: np.dtype  #: numpy.mean's result dtype for this input
     kind: str  #: "float", "int" (incl. unsigned), "bool" or "complex"
 
+    @property
+    def state_dtype(self) -> np.dtype:
+        """dtype of the kernels' partial-sum states (see reducemean.numerics)."""
+        if self.storage.kind == "f" or self.token is not NATIVE:
+            return np.dtype(np.float64)
+        if self.storage.kind == "u" or self.kind == "bool":
+            return np.dtype(np.uint64)
+        return np.dtype(np.int64)
+
 
 def is_bfloat16(dtype) -> bool:
     """True for ml_dtypes' bfloat16 (recognised without importing ml_dtypes)."""

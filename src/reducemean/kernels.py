@@ -253,3 +253,17 @@ def _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, tok):
         for c in range(1, chunks):
             a, b = merge(a, b, pa[c * nout + i], pb[c * nout + i], tok)
         store(out, oo + j * ostep, a, b, p[1], tok)
+
+
+@njit(**_JIT)
+def merge_states(acc, other, tok):
+    """``acc[i] = merge(acc[i], other[i])`` for (n, 2) state arrays."""
+    for i in range(acc.shape[0]):
+        acc[i, 0], acc[i, 1] = merge(acc[i, 0], acc[i, 1], other[i, 0], other[i, 1], tok)
+
+
+@njit(**_JIT)
+def finish_states(states, n, out, tok):
+    """Means of (m, 2) states over ``n`` values each, into ``out`` (m,)."""
+    for i in range(states.shape[0]):
+        store(out, i, states[i, 0], states[i, 1], n, tok)

@@ -546,11 +546,21 @@ def _to_int(a, b, n, tok):
 
 
 def store(out, i, a, b, n, tok):
-    """Write the mean of state ``(a, b)`` over ``n`` values into ``out[i]``."""
+    """Write the mean of state ``(a, b)`` over ``n`` values into ``out[i]``.
+
+    A 2-D ``out`` receives the state itself: ``out[i] = (a, b)``.
+    """
 
 
 @overload(store, jit_options=_OVERLOAD_OPTS)
 def _store(out, i, a, b, n, tok):
+    if out.ndim == 2:  # the state itself, for callers that merge partial sums later
+
+        def impl_s(out, i, a, b, n, tok):
+            out[i, 0] = a
+            out[i, 1] = b
+
+        return impl_s
     if isinstance(out.dtype, types.Integer):
 
         def impl_i(out, i, a, b, n, tok):

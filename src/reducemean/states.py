@@ -1,0 +1,113 @@
+"""Partial sums that combine exactly: the kernels' states, for blockwise callers.
+
+A blocked reduction (dask, or any caller that sees an array in pieces) sums
+each block with :func:`partial`, merges neighbouring blocks' states with
+:func:`combine` or :func:`reduce`, and turns the final state into means with
+:func:`finish`.  States keep the kernels' accuracy: integer sums stay exact
+(as a pair of 64-bit words), float sums carry a compensation term, so the
+result equals :func:`reducemean.mean` of the whole array.
+
+A state array has the shape of the reduced result plus a trailing axis of 2
+(the pair ``(a, b)``); complex inputs add one more axis of 2 before it (the
+real and imaginary parts).  Its dtype is float64, int64 or uint64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import kernels, launch
+from .dispatch import entry_for
+from .engine import get_plan, native, storage_view
+from .plan import normalize_axis
+
+__all__ = ["partial", "combine", "reduce", "finish", "state_dtype"]
+
+
+def _entry(dtype):
+    entry = entry_for(np.dtype(dtype))
+    if entry is None:
+        raise TypeError(f"reducemean.states: dtype {np.dtype(dtype)} has no kernel")
+    return entry
+
+
+def state_dtype(dtype) -> np.dtype:
+    """dtype of the states of an input of ``dtype``."""
+    return _entry(dtype).state_dtype
+
+
+def partial(a, axis=None, keepdims=True):
+    """States of ``a`` summed over ``axis``; returns ``(states, count)``.
+
+    ``count`` is the number of values summed into each state.
+    """
+    a = native(np.asarray(a))
+    entry = _entry(a.dtype)
+    axes = normalize_axis(axis, a.ndim)
+    a, plan = get_plan(a, axes, keepdims, entry)
+    shape = plan.out_shape + ((2,) if entry.pairs else ())
+    states = np.zeros(shape + (2,), entry.state_dtype)
+    if plan.count and plan.nout:
+        flat = states.reshape(-1, 2)
+        launch.run(plan, storage_view(a, plan, entry), flat, entry.token)
+    return states, plan.count
+
+
+def combine(s1, s2, dtype):
+    """States of the union of two disjoint blocks (same shapes)."""
+    entry = _entry(dtype)
+    out = np.array(s1, dtype=entry.state_dtype, copy=True, order="C")
+    other = np.ascontiguousarray(s2, dtype=entry.state_dtype)
+    kernels.merge_states(out.reshape(-1, 2), other.reshape(-1, 2), entry.token)
+    return out
+
+
+def reduce(states, axis, dtype, keepdims=True):
+    """Merge states along ``axis`` (an int or tuple, of the result's axes)."""
+    entry = _entry(dtype)
+    lead = states.ndim - (2 if entry.pairs else 1)
+    axes = normalize_axis(axis, lead)
+    if not axes:
+        return np.array(states, copy=True)
+    moved = np.moveaxis(states, axes, range(len(axes)))
+    n = int(np.prod([states.shape[d] for d in axes]))
+    pieces = moved.reshape((n,) + moved.shape[len(axes):])
+    if n == 0:
+        acc = np.zeros(pieces.shape[1:], entry.state_dtype)
+    else:
+        acc = np.array(pieces[0], dtype=entry.state_dtype, copy=True, order="C")
+        flat = acc.reshape(-1, 2)
+        for k in range(1, n):
+            other = np.ascontiguousarray(pieces[k]).reshape(-1, 2)
+            kernels.merge_states(flat, other, entry.token)
+    if keepdims:
+        acc = np.expand_dims(acc, axes)
+    return acc
+
+
+def finish(states, count, dtype, result_dtype=None):
+    """Means from states over ``count`` values each, in ``result_dtype``.
+
+    ``result_dtype`` defaults to ``numpy.mean``'s result dtype for ``dtype``.
+    A zero ``count`` gives NaN (the caller warns).
+    """
+    entry = _entry(dtype)
+    rd = np.dtype(result_dtype) if result_dtype is not None else entry.mean_dtype
+    lead = states.shape[: states.ndim - (2 if entry.pairs else 1)]
+    if count == 0:
+        return np.full(lead, np.nan, rd)
+    if entry.pairs:
+        part = np.float32 if rd == np.complex64 else np.float64
+        res = np.empty(lead, rd)
+        target = res.reshape(-1).view(part)
+    elif rd.kind in "iu" or rd in (np.float32, np.float64):
+        res = np.empty(lead, rd)
+        target = res.reshape(-1)
+    else:
+        res = None
+        target = np.empty(int(np.prod(lead)), np.float64)
+    flat = np.ascontiguousarray(states).reshape(-1, 2)
+    kernels.finish_states(flat, count, target, entry.token)
+    if res is None:
+        return target.reshape(lead).astype(rd)
+    return res
