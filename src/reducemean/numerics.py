@@ -17,7 +17,7 @@ From those, each value is widened into one of six accumulator *families*:
 family     storage                                per-run accumulation
 =========  =====================================  ===============================
 ``F``      float32, float16 bits, bfloat16 bits   float64 sum
-``D``      float64                                float64 Neumaier sum and error
+``D``      float64                                float64 sum and TwoSum error
 ``I``      int8, int16, int32                     int64 sum
 ``U``      bool, uint8, uint16, uint32            uint64 sum
 ``L``      int64                                  sums of the 32-bit halves
@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.extending import intrinsic, overload, register_jitable
 
 # Reader tokens: empty arrays whose dtype tells the kernels how to widen.
@@ -180,10 +180,13 @@ def _state_arrays(n, buf, tok):
 
 @register_jitable
 def _two_sum_err(s, x, t):
-    # Neumaier: the rounding error of t = s + x, exact when |s| >= |x| or not
-    if abs(s) >= abs(x):
-        return (s - t) + x
-    return (x - t) + s
+    """The exact rounding error of ``t = s + x`` (Knuth's TwoSum).
+
+    Branch-free, unlike Neumaier's magnitude test, so the eight lanes of a
+    run vectorise; six flops per value still leave float64 memory-bound.
+    """
+    z = t - s
+    return (s - (t - z)) + (x - z)
 
 
 def merge(a1, b1, a2, b2, tok):
@@ -218,117 +221,139 @@ def run_sum(buf, off, n, stride, tok):
     """The state of ``buf[off + i*stride]`` for ``i`` in ``range(n)``."""
 
 
-def _lanes_float(neumaier):
-    """A run summation over eight independent lanes (vectorisable without fast-math)."""
+#: Lanes of the float64 compensated sum: a loop this long is vectorised, not unrolled.
+LANES = 256
+#: float64 runs shorter than this use four scalar lanes (no scratch to allocate).
+_LONG_RUN = 1024
 
-    if neumaier:
 
-        @register_jitable
-        def step(s, c, x):
-            t = s + x
-            return t, c + _two_sum_err(s, x, t)
-
+# F: a plain float64 sum. Reassociation (the most fast-math the kernels allow:
+# never nnan/ninf, so NaN and Inf propagate) lets LLVM vectorise the reduction;
+# float64 has 29 more bits than the inputs, so the order does not matter.
+@njit(fastmath={"reassoc", "contract"}, cache=True)
+def _run_f(buf, off, n, stride, tok):
+    s = 0.0
+    if stride == 1:
+        for i in range(n):
+            s += widen(buf[np.uint64(off + i)], tok)
     else:
+        for i in range(n):
+            s += widen(buf[np.uint64(off + i * stride)], tok)
+    return s, 0.0
 
-        @register_jitable
-        def step(s, c, x):
-            return s + x, c
 
-    @register_jitable
-    def impl(buf, off, n, stride, tok):
-        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-        c0 = c1 = c2 = c3 = c4 = c5 = c6 = c7 = 0.0
+@register_jitable
+def _run_d(buf, off, n, stride, tok):
+    """float64: TwoSum-compensated, in LANES independent lanes kept in memory.
+
+    Numba leaves LLVM's SLP vectoriser off, so lanes held in scalars would
+    stay scalar; lanes in an array make the inner loop element-wise, which
+    the loop vectoriser handles without reassociation (that would cancel the
+    compensation).
+    """
+    if n < _LONG_RUN:
+        s0 = s1 = s2 = s3 = 0.0
+        c0 = c1 = c2 = c3 = 0.0
         i = 0
-        if stride == 1:
-            while i + 8 <= n:
-                k = np.uint64(off + i)
-                s0, c0 = step(s0, c0, widen(buf[k], tok))
-                s1, c1 = step(s1, c1, widen(buf[k + np.uint64(1)], tok))
-                s2, c2 = step(s2, c2, widen(buf[k + np.uint64(2)], tok))
-                s3, c3 = step(s3, c3, widen(buf[k + np.uint64(3)], tok))
-                s4, c4 = step(s4, c4, widen(buf[k + np.uint64(4)], tok))
-                s5, c5 = step(s5, c5, widen(buf[k + np.uint64(5)], tok))
-                s6, c6 = step(s6, c6, widen(buf[k + np.uint64(6)], tok))
-                s7, c7 = step(s7, c7, widen(buf[k + np.uint64(7)], tok))
-                i += 8
-        else:
-            while i + 8 <= n:
-                k = off + i * stride
-                s0, c0 = step(s0, c0, widen(buf[np.uint64(k)], tok))
-                s1, c1 = step(s1, c1, widen(buf[np.uint64(k + stride)], tok))
-                s2, c2 = step(s2, c2, widen(buf[np.uint64(k + 2 * stride)], tok))
-                s3, c3 = step(s3, c3, widen(buf[np.uint64(k + 3 * stride)], tok))
-                s4, c4 = step(s4, c4, widen(buf[np.uint64(k + 4 * stride)], tok))
-                s5, c5 = step(s5, c5, widen(buf[np.uint64(k + 5 * stride)], tok))
-                s6, c6 = step(s6, c6, widen(buf[np.uint64(k + 6 * stride)], tok))
-                s7, c7 = step(s7, c7, widen(buf[np.uint64(k + 7 * stride)], tok))
-                i += 8
+        while i + 4 <= n:
+            k = off + i * stride
+            x = buf[np.uint64(k)]
+            t = s0 + x
+            c0 += _two_sum_err(s0, x, t)
+            s0 = t
+            x = buf[np.uint64(k + stride)]
+            t = s1 + x
+            c1 += _two_sum_err(s1, x, t)
+            s1 = t
+            x = buf[np.uint64(k + 2 * stride)]
+            t = s2 + x
+            c2 += _two_sum_err(s2, x, t)
+            s2 = t
+            x = buf[np.uint64(k + 3 * stride)]
+            t = s3 + x
+            c3 += _two_sum_err(s3, x, t)
+            s3 = t
+            i += 4
         while i < n:
-            s0, c0 = step(s0, c0, widen(buf[np.uint64(off + i * stride)], tok))
+            x = buf[np.uint64(off + i * stride)]
+            t = s0 + x
+            c0 += _two_sum_err(s0, x, t)
+            s0 = t
             i += 1
         a, b = merge(s0, c0, s1, c1, tok)
         a2, b2 = merge(s2, c2, s3, c3, tok)
-        a3, b3 = merge(s4, c4, s5, c5, tok)
-        a4, b4 = merge(s6, c6, s7, c7, tok)
-        a, b = merge(a, b, a2, b2, tok)
-        a3, b3 = merge(a3, b3, a4, b4, tok)
-        return merge(a, b, a3, b3, tok)
+        return merge(a, b, a2, b2, tok)
+    sa = np.zeros(LANES)
+    sc = np.zeros(LANES)
+    rows = n // LANES
+    for r in range(rows):
+        base = off + r * LANES * stride
+        if stride == 1:
+            for k in range(LANES):
+                x = buf[np.uint64(base + k)]
+                s = sa[k]
+                t = s + x
+                sc[k] += _two_sum_err(s, x, t)
+                sa[k] = t
+        else:
+            for k in range(LANES):
+                x = buf[np.uint64(base + k * stride)]
+                s = sa[k]
+                t = s + x
+                sc[k] += _two_sum_err(s, x, t)
+                sa[k] = t
+    a = 0.0
+    b = 0.0
+    for k in range(LANES):
+        a, b = merge(a, b, sa[k], sc[k], tok)
+    for i in range(rows * LANES, n):
+        x = buf[np.uint64(off + i * stride)]
+        t = a + x
+        b += _two_sum_err(a, x, t)
+        a = t
+    return a, b
 
-    return impl
 
-
-def _lanes_int(zero, split, shift, mask):
-    """A run summation of integers over eight lanes; 64-bit values split in halves."""
+def _run_int(zero, split, shift, mask):
+    """An exact integer run sum; 64-bit values are split into 32-bit halves."""
 
     if split:
 
         @register_jitable
-        def step(h, l, x):
-            return h + (x >> shift), l + (x & mask)
+        def impl(buf, off, n, stride, tok):
+            h = zero
+            l = zero
+            for i in range(n):
+                x = widen(buf[np.uint64(off + i * stride)], tok)
+                h += x >> shift
+                l += x & mask
+            # l < n * 2**32 cannot overflow for runs below 2**31 elements
+            return merge(h, zero, zero, l, tok)
 
     else:
 
         @register_jitable
-        def step(h, l, x):
-            return h + x, l
-
-    @register_jitable
-    def impl(buf, off, n, stride, tok):
-        h0 = h1 = h2 = h3 = h4 = h5 = h6 = h7 = zero
-        l0 = l1 = l2 = l3 = l4 = l5 = l6 = l7 = zero
-        i = 0
-        while i + 8 <= n:
-            k = off + i * stride
-            h0, l0 = step(h0, l0, widen(buf[np.uint64(k)], tok))
-            h1, l1 = step(h1, l1, widen(buf[np.uint64(k + stride)], tok))
-            h2, l2 = step(h2, l2, widen(buf[np.uint64(k + 2 * stride)], tok))
-            h3, l3 = step(h3, l3, widen(buf[np.uint64(k + 3 * stride)], tok))
-            h4, l4 = step(h4, l4, widen(buf[np.uint64(k + 4 * stride)], tok))
-            h5, l5 = step(h5, l5, widen(buf[np.uint64(k + 5 * stride)], tok))
-            h6, l6 = step(h6, l6, widen(buf[np.uint64(k + 6 * stride)], tok))
-            h7, l7 = step(h7, l7, widen(buf[np.uint64(k + 7 * stride)], tok))
-            i += 8
-        while i < n:
-            h0, l0 = step(h0, l0, widen(buf[np.uint64(off + i * stride)], tok))
-            i += 1
-        h = ((h0 + h1) + (h2 + h3)) + ((h4 + h5) + (h6 + h7))
-        if split:
-            # each low word is below 2**32, so eight lanes of them cannot overflow
-            # for runs shorter than 2**34 elements; carry the excess into h
-            l = ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7))
-            return merge(h, zero, zero, l, tok)
-        return zero, h  # a plain sum is a low word; merge/to_float carry it
+        def impl(buf, off, n, stride, tok):
+            s = zero
+            for i in range(n):
+                s += widen(buf[np.uint64(off + i * stride)], tok)
+            return zero, s  # a plain sum is the low word; merge/to_float carry it
 
     return impl
 
 
+@register_jitable
+def _run_f_call(buf, off, n, stride, tok):
+    return _run_f(buf, off, n, stride, tok)
+
+
 _RUN_SUM = {
-    "F": _lanes_float(neumaier=False),
-    "D": _lanes_float(neumaier=True),
-    "I": _lanes_int(np.int64(0), False, _I32, _IM32),
-    "U": _lanes_int(np.uint64(0), False, _S32, _M32),
-    "L": _lanes_int(np.int64(0), True, _I32, _IM32),
-    "UL": _lanes_int(np.uint64(0), True, _S32, _M32),
+    "F": _run_f_call,
+    "D": _run_d,
+    "I": _run_int(np.int64(0), False, _I32, _IM32),
+    "U": _run_int(np.uint64(0), False, _S32, _M32),
+    "L": _run_int(np.int64(0), True, _I32, _IM32),
+    "UL": _run_int(np.uint64(0), True, _S32, _M32),
 }
 
 
@@ -447,6 +472,24 @@ def to_int(a, b, n, tok):
     """The mean ``state / n`` truncated toward zero, as a 64-bit integer."""
 
 
+_SPLITTER = 134217729.0  # 2**27 + 1
+_SPLIT_SAFE = 2.0**995  # splitting larger values could overflow
+
+
+@register_jitable
+def _two_prod(x, y):
+    """``x * y = p + e`` exactly (Dekker)."""
+    p = x * y
+    c = _SPLITTER * x
+    xh = c - (c - x)
+    xl = x - xh
+    c = _SPLITTER * y
+    yh = c - (c - y)
+    yl = y - yh
+    e = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+    return p, e
+
+
 @register_jitable
 def _split_divmod(h, l, n):
     """floor((h * 2**32 + l) / n) and the remainder, for 0 <= l < 2**32, 0 < n < 2**47.
@@ -483,10 +526,16 @@ def _to_float(a, b, n, tok):
     if isinstance(a, types.Float):
 
         def impl_f(a, b, n, tok):
-            if not np.isfinite(a):
-                # an Inf or NaN sum: the error term is meaningless (Inf - Inf)
-                return a / np.float64(n)
-            return (a + b) / np.float64(n)
+            nf = np.float64(n)
+            q = a / nf
+            if not np.isfinite(q) or abs(a) > _SPLIT_SAFE:
+                # an Inf or NaN sum makes the error term meaningless (Inf - Inf)
+                return (a + b) / nf if np.isfinite(a) else q
+            # (a + b) / n rounded once: the exact remainder of q * n (TwoProduct
+            # by Veltkamp splitting, since Numba exposes no fma) corrects q.
+            p, e = _two_prod(q, nf)
+            r = ((a - p) - e) + b
+            return q + r / nf
 
         return impl_f
     if isinstance(a, types.Integer) and a.signed:

@@ -8,6 +8,8 @@ and an empty axis list may mean "no reduction" (identity).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from .dispatch import entry_for, is_bfloat16
@@ -28,7 +30,8 @@ def _is_int(x) -> bool:
 def parse_axes(axes, name="axes"):
     """``axes`` as a list of Python ints, or ``None`` when absent.
 
-    Accepts an int, a sequence of ints, or a 0-d/1-D integer array.
+    Accepts an int, a sequence of ints (list, tuple, range, ...), or a 0-d/1-D
+    integer array.
     ``TypeError`` for anything non-integer (floats, bools, strings, nesting),
     ``ValueError`` for an array of rank above 1.
     """
@@ -43,7 +46,7 @@ def parse_axes(axes, name="axes"):
         return [int(x) for x in arr.reshape(-1)]
     if _is_int(axes):
         return [int(axes)]
-    if isinstance(axes, (list, tuple)):
+    if isinstance(axes, Sequence) and not isinstance(axes, (str, bytes)):
         for x in axes:
             if not _is_int(x):
                 raise TypeError(f"{name} must be integers, got {x!r} in {axes!r}")
