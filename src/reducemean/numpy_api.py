@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import kernels, launch
 from .dispatch import entry_for
 from .engine import get_plan, native, reduce_into, supported_result
 from .plan import normalize_axis
 
 _AXES: dict = {}
+
+# Small C-contiguous calls skip every decision after the first: the key maps
+# straight to (serial kernel, packed plan, storage dtype, token, result dtype,
+# outputs, result shape).  Only plain int/None axes are keys (1.0 == 1).
+_DIRECT: dict = {}
+_DIRECT_MAX = 4096
+_DIRECT_DTYPES = frozenset([np.dtype(np.float32), np.dtype(np.float64)])
 
 
 def _numpy(a, axis, dtype, out, keepdims, where):
@@ -46,6 +54,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         if isinstance(a, np.ndarray) or hasattr(type(a), "__array_function__"):
             return _numpy(a, axis, dtype, out, keepdims, where)
         a = np.asarray(a)
+    if out is None and where is True and (axis is None or type(axis) is int):
+        hit = _DIRECT.get((a.shape, a.strides, a.dtype, axis, keepdims, dtype))
+        if hit is not None:
+            kern, params, storage, tok, rd, nout, shape = hit
+            res = np.empty(nout, rd)
+            kern(a.reshape(-1).view(storage), params, res, tok)
+            return res[0] if shape is None else res.reshape(shape)
     entry = entry_for(a.dtype)
     if entry is None:
         if a.dtype.isnative or a.dtype.kind not in "biufc":
@@ -85,9 +100,29 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         out[...] = reduce_into(a, plan, entry, np.empty(plan.out_shape, rd))
         return out
     res = reduce_into(a, plan, entry, np.empty(plan.out_shape, rd))
+    if (
+        key is not None
+        and plan.work < launch.PARALLEL_MIN
+        and plan.count
+        and plan.nout
+        and rd in _DIRECT_DTYPES
+        and a.flags.c_contiguous
+        and (type(axis) is int or axis is None)
+    ):
+        _remember(a, axis, keepdims, dtype, plan, entry, rd)
     if res.ndim == 0:
         return res[()]
     return res
+
+
+def _remember(a, axis, keepdims, dtype, plan, entry, rd):
+    if len(_DIRECT) >= _DIRECT_MAX:
+        _DIRECT.clear()
+    kern = kernels.inner_serial if plan.family == "inner" else kernels.outer_serial
+    shape = plan.out_shape if plan.out_shape else None
+    _DIRECT[(a.shape, a.strides, a.dtype, axis, keepdims, dtype)] = (
+        kern, plan.params, entry.storage, entry.token, rd, plan.nout, shape,
+    )
 
 
 def _masked(a, entry, axis, dtype, out, keepdims, where):
