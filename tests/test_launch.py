@@ -1,0 +1,164 @@
+"""When kernels run in parallel, and that doing so is safe on every threading layer."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import reducemean
+from reducemean import kernels, launch
+
+BIG = 1 << 20  # well above PARALLEL_MIN
+
+
+def _run_script(body, env_extra=None, timeout=240):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    code = textwrap.dedent(body)
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+_CONCURRENT = """
+    import threading, numpy as np, numba, reducemean
+    print("layer-requested", numba.config.THREADING_LAYER)
+    rng = np.random.default_rng(0)
+    arrays = [rng.integers(-1000, 1000, (1 << 20,)).astype(np.float32) for _ in range(4)]
+    want = [int(a.astype(np.int64).sum()) / a.size for a in arrays]
+    bad = []
+    def work(k):
+        for _ in range(25):
+            got = float(reducemean.mean(arrays[k]))
+            if abs(got - want[k]) > 1e-6 * max(1.0, abs(want[k])):
+                bad.append((k, got, want[k]))
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    [t.start() for t in ts]
+    [t.join() for t in ts]
+    print("layer-used", numba.threading_layer())
+    print("bad", len(bad))
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("layer", ["workqueue", "omp", "default"])
+def test_concurrent_threads_never_abort_on_any_layer(layer):
+    # workqueue aborts the process on concurrent parallel launches unless
+    # reducemean serialises them; every layer must survive and agree.
+    env = {} if layer == "default" else {"NUMBA_THREADING_LAYER": layer}
+    r = _run_script(_CONCURRENT, env)
+    if layer == "omp" and "No threading layer could be loaded" in r.stderr:
+        pytest.skip("OpenMP layer not available here")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "bad 0" in r.stdout
+
+
+_FORK = """
+    import multiprocessing as mp, numpy as np, reducemean
+    a = np.arange(1 << 20, dtype=np.float64)
+    assert float(reducemean.mean(a)) == (a.size - 1) / 2   # parent uses the parallel kernels
+    def child(q):
+        b = np.arange(1 << 20, dtype=np.float32)
+        q.put(float(reducemean.mean(b)))
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=child, args=(q,))
+    p.start()
+    got = q.get(timeout=120)
+    p.join(120)
+    print("exit", p.exitcode, "got", got)
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.parametrize("layer", ["default", "workqueue"])
+def test_forked_child_computes_and_exits(layer):
+    env = {} if layer == "default" else {"NUMBA_THREADING_LAYER": layer}
+    r = _run_script(_FORK, env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert f"exit 0 got {((1 << 20) - 1) / 2}" in r.stdout
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Record which kernel variant each call used."""
+    calls = []
+    for name in ("inner_serial", "inner_parallel", "inner_split",
+                 "outer_serial", "outer_parallel", "outer_split"):
+        real = getattr(kernels, name)
+
+        def wrapped(*args, _real=real, _name=name):
+            calls.append(_name)
+            return _real(*args)
+
+        monkeypatch.setattr(kernels, name, wrapped)
+    return calls
+
+
+def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
+    reducemean.mean(np.ones(launch.PARALLEL_MIN // 2, np.float32))
+    assert spy[-1] == "inner_serial"
+    reducemean.mean(np.ones(BIG, np.float32))
+    if launch.numba.get_num_threads() > 1:
+        assert spy[-1] in ("inner_parallel", "inner_split")
+
+
+def test_serial_only_forces_serial_kernels(spy):
+    with launch.serial_only():
+        got = reducemean.mean(np.ones((BIG // 64, 64), np.float32), axis=0)
+    assert set(spy) == {"outer_serial"}
+    assert np.array_equal(got, np.ones(64, np.float32))
+
+
+def test_a_caller_that_finds_the_lock_taken_runs_serially(spy):
+    with launch._lock:  # another thread's parallel reduction is in flight
+        got = reducemean.mean(np.full(BIG, 3, np.int32))
+    assert spy == ["inner_serial"]
+    assert got == 3.0
+
+
+def test_one_thread_means_serial(spy):
+    import numba
+
+    prev = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        reducemean.mean(np.ones(BIG, np.float32))
+    finally:
+        numba.set_num_threads(prev)
+    assert spy == ["inner_serial"]
+
+
+def test_chunks_bound_partial_memory_by_threads():
+    # partial states never exceed outputs x threads
+    for units in (1, 2, 3, 7, 100):
+        for threads in (1, 2, 4, 16):
+            c = launch._chunks(units, threads, 10**6)
+            assert 1 <= c <= max(1, threads)
+            assert c == 1 or units * c >= min(4 * threads, units * threads)
+
+
+def test_many_threads_in_process_agree_with_exact_sums():
+    rng = np.random.default_rng(1)
+    arrays = [rng.integers(-50, 50, (512, 1024)).astype(dt)
+              for dt in (np.float32, np.int64, np.float64, np.int16)]
+    want = [a.astype(np.int64).sum(axis=0) for a in arrays]
+    errors = []
+
+    def work(k):
+        for _ in range(20):
+            got = reducemean.mean(arrays[k], axis=0)
+            if not np.array_equal(got * 512, want[k].astype(np.float64)):
+                errors.append(k)
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errors == []

@@ -1,0 +1,118 @@
+"""Per-dtype arithmetic, checked exhaustively or against Python integers and Fractions."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from numba import njit
+
+from reducemean import kernels, numerics
+from reducemean.numerics import BF16, HALF, NATIVE, bf16_to_f64, half_to_f64
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+
+@njit
+def _decode_all(bits, kind):
+    out = np.empty(bits.shape[0])
+    for i in range(bits.shape[0]):
+        out[i] = half_to_f64(bits[i]) if kind == 0 else bf16_to_f64(bits[i])
+    return out
+
+
+def _same_floats(got, want):
+    # equal values, equal signs of zero, NaN where NaN
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan)
+    assert np.array_equal(got[~nan], want[~nan])
+    assert np.array_equal(np.signbit(got[~nan]), np.signbit(want[~nan]))
+
+
+def test_every_float16_bit_pattern_widens_exactly():
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    _same_floats(_decode_all(bits, 0), bits.view(np.float16).astype(np.float64))
+
+
+def test_every_bfloat16_bit_pattern_widens_exactly():
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    with np.errstate(invalid="ignore"):  # ml_dtypes warns while casting NaN payloads
+        want = bits.view(ml_dtypes.bfloat16).astype(np.float64)
+    _same_floats(_decode_all(bits, 1), want)
+
+
+def _states_mean(values, dtype):
+    """Run the kernels' state machinery on one run and finish as float and int."""
+    a = np.asarray(values, dtype=dtype)
+    entry_tok = NATIVE
+    st = np.zeros((1, 2), np.int64 if a.dtype.kind == "i" else np.uint64)
+    p = np.array([0, a.size, 0, 1, 1, a.size, 1], np.int64)
+    kernels.inner_serial(a, p, st, entry_tok)
+    f = np.empty(1)
+    i = np.empty(1, a.dtype)
+    kernels.finish_states(st, a.size, f, entry_tok)
+    kernels.finish_states(st, a.size, i, entry_tok)
+    return f[0], i[0]
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+@pytest.mark.parametrize("seed", range(6))
+def test_64_bit_sums_beyond_64_bits_are_exact(dtype, seed):
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(dtype)
+    n = int(rng.integers(2, 3000))
+    # values crowded near the extremes, so the sum leaves the 64-bit range
+    lo = info.max - 10**6 if seed % 2 or dtype == np.uint64 else info.min
+    vals = rng.integers(lo, lo + 10**6, n, dtype=dtype, endpoint=True)
+    f, i = _states_mean(vals, dtype)
+    exact = Fraction(sum(int(v) for v in vals), n)
+    assert float(exact) == pytest.approx(f, rel=2.5e-16)
+    trunc = abs(exact.numerator) // exact.denominator * (1 if exact >= 0 else -1)
+    assert int(i) == trunc
+
+
+@pytest.mark.parametrize("n", [1, 3, 7, 2**31 - 1, 2**40 + 3])
+def test_split_divmod_matches_python_integers(n):
+    rng = np.random.default_rng(n % 1000)
+    # precondition: the quotient (a mean of 64-bit values) fits in int64
+    hmax = min(2**40, n * 2**30)
+    for _ in range(200):
+        h = int(rng.integers(-hmax, hmax))
+        l = int(rng.integers(0, 2**32))
+        q, r = numerics._split_divmod(np.int64(h), np.int64(l), np.int64(n))
+        assert (int(q), int(r)) == divmod(h * 2**32 + l, n)
+
+
+def test_float_finish_is_the_once_rounded_quotient():
+    # (a + b) / n as a double-double over an integer: compare with Fraction rounding
+    rng = np.random.default_rng(5)
+    fin = numerics.to_float
+    for _ in range(2000):
+        a = float(rng.standard_normal() * 10.0 ** rng.integers(-5, 5))
+        b = a * 2.0**-60 * float(rng.standard_normal())
+        n = int(rng.integers(1, 10**6))
+        got = _to_float_py(a, b, n)
+        exact = (Fraction(a) + Fraction(b)) / n
+        err = abs(Fraction(got) - exact)
+        ulp = Fraction(np.spacing(abs(float(exact))))
+        assert err <= ulp / 2 * Fraction(1001, 1000), (a, b, n)
+    assert fin is not None
+
+
+@njit
+def _finish_one(a, b, n):
+    return numerics.to_float(a, b, n, NATIVE)
+
+
+def _to_float_py(a, b, n):
+    return float(_finish_one(a, b, n))
+
+
+def test_float_finish_propagates_inf_and_nan():
+    assert _to_float_py(np.inf, np.nan, 3) == np.inf
+    assert _to_float_py(-np.inf, np.nan, 3) == -np.inf
+    assert np.isnan(_to_float_py(np.nan, 0.0, 3))
+
+
+def test_tokens_are_distinct_types():
+    dts = {NATIVE.dtype, HALF.dtype, BF16.dtype}
+    assert len(dts) == 3

@@ -1,0 +1,118 @@
+"""The plan is plain Python: these tests need no kernels."""
+
+import numpy as np
+import pytest
+
+from reducemean.numpy_compat import AxisError
+from reducemean.plan import make_plan, normalize_axis, plan_for
+
+
+def _plan(a, axes, keepdims=False, pairs=False):
+    return make_plan(a.shape, a.strides, a.itemsize, normalize_axis(axes, a.ndim), keepdims, pairs)
+
+
+@pytest.mark.parametrize(
+    "shape, axes, pattern, family",
+    [
+        ((64,), None, "whole", "inner"),
+        ((8, 16), None, "whole", "inner"),
+        ((8, 16), 1, "rows", "inner"),
+        ((8, 16), 0, "columns", "outer"),
+        ((4, 8, 16), (1,), "krk", "outer"),
+        ((4, 8, 16), (0, 2), "rkr", "inner"),
+        ((4, 8, 16, 32), (0, 2), "general", "outer"),
+        ((8, 16), (), "identity", "outer"),
+        ((4096, 4), 1, "rows", "outer"),  # short runs take the column loop
+    ],
+)
+def test_pattern_and_family(shape, axes, pattern, family):
+    p = _plan(np.empty(shape, np.float32), axes)
+    assert (p.pattern, p.family) == (pattern, family)
+
+
+def test_neighbouring_reduced_axes_merge_into_one_span():
+    p = _plan(np.empty((32, 256, 56, 56), np.float32), (2, 3))
+    assert p.kept == ((32 * 256, 56 * 56, 1),)
+    assert p.reduced == ((56 * 56, 1),)
+    assert p.count == 56 * 56 and p.nout == 32 * 256
+
+
+def test_transposed_view_is_walked_in_memory_order():
+    a = np.empty((64, 32), np.float32)
+    p = _plan(a.T, 1)  # reduces the stride-32 axis: a column reduction in memory
+    assert p.pattern == "columns"
+    assert p.reduced == ((64, 32),)
+    assert p.kept == ((32, 1, 1),)
+
+
+def test_fortran_order_flattens_to_one_run():
+    a = np.asfortranarray(np.empty((6, 7, 8)))
+    p = _plan(a, None)
+    assert p.reduced == ((6 * 7 * 8, 1),)
+
+
+def test_negative_strides_keep_signs_and_base_points_at_first_element():
+    a = np.arange(24.0).reshape(4, 6)[::-1, ::-2]
+    p = _plan(a, None)
+    # the first element of the view sits at the highest address it reads
+    assert p.base == (4 - 1) * 6 + (3 - 1) * 2
+    assert p.span == 1 + 3 * 6 + 2 * 2
+    assert p.flip == (slice(None, None, -1), slice(None, None, -1))
+
+
+def test_broadcast_zero_stride_reads_one_element_per_row():
+    a = np.broadcast_to(np.arange(5.0)[:, None], (5, 1000))
+    p = _plan(a, 1)
+    assert p.reduced == ((1000, 0),)
+    assert p.span == 5
+
+
+def test_length_one_axes_are_dropped_and_keepdims_shapes():
+    a = np.empty((1, 5, 1, 3))
+    p = _plan(a, (0, 3), keepdims=True)
+    assert p.out_shape == (1, 5, 1, 1)
+    assert p.kept == ((5, 3, 1),)
+    assert _plan(a, (0, 3)).out_shape == (5, 1)
+
+
+def test_complex_pairs_add_a_kept_part_dimension():
+    a = np.empty((3, 4), np.complex64)
+    p = _plan(a, 1, pairs=True)
+    assert p.nout == 3 * 2
+    assert p.kept[-1] == (2, 1, 1)
+
+
+def test_strides_that_are_not_whole_elements_have_no_plan():
+    # only as_strided makes such views (3-byte steps over 2-byte items); the caller copies
+    assert make_plan((10,), (3,), 2, (0,), False) is None
+
+
+def test_plans_are_memoised_and_frozen():
+    a = np.empty((8, 9), np.float32)
+    p1 = plan_for(a.shape, a.strides, 4, (1,), False)
+    p2 = plan_for(a.shape, a.strides, 4, (1,), False)
+    assert p1 is p2
+    with pytest.raises(AttributeError):
+        p1.count = 3  # frozen dataclass
+    with pytest.raises(ValueError):
+        p1.params[0] = 1  # read-only packed form
+
+
+@pytest.mark.parametrize(
+    "axis, ndim, expected",
+    [(None, 3, (0, 1, 2)), (-1, 3, (2,)), ((2, 0), 3, (0, 2)), (np.int64(1), 2, (1,)), ((), 2, ())],
+)
+def test_normalize_axis(axis, ndim, expected):
+    assert normalize_axis(axis, ndim) == expected
+
+
+@pytest.mark.parametrize(
+    "axis, ndim, exc",
+    [(3, 3, AxisError), (-4, 3, AxisError), ((0, 0), 2, ValueError), ((1, -1), 2, ValueError),
+     (1.0, 2, TypeError), ("0", 2, TypeError), (((0,),), 2, TypeError)],
+)
+def test_normalize_axis_errors_match_numpy(axis, ndim, exc):
+    with pytest.raises(exc):
+        normalize_axis(axis, ndim)
+    with pytest.raises(exc):
+        np.add.reduce(np.empty((2,) * ndim), axis=axis)
