@@ -73,7 +73,24 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
     launch.run(plan, storage_view(a, plan, entry), target, entry.token)
     if rounded:
         result[...] = target.reshape(plan.out_shape).astype(rd)
+    elif rd.kind == "c":
+        complex_nonfinite_as_numpy(result)
     return result
+
+
+def complex_nonfinite_as_numpy(res):
+    """Spread a non-finite part into the other part, as numpy's complex mean does.
+
+    numpy divides the complex sum by ``n + 0j`` (Smith's method), which turns
+    ``inf + 0j`` into ``inf + nanj``: each part picks up the other times zero.
+    """
+    parts = res.reshape(-1).view(res.real.dtype).reshape(-1, 2)
+    bad = ~np.isfinite(parts).all(axis=1)
+    if bad.any():
+        r = parts[bad, 0].copy()
+        i = parts[bad, 1]
+        parts[bad, 0] = r + i * 0
+        parts[bad, 1] = i - r * 0
 
 
 def supported_result(dtype, entry):

@@ -267,3 +267,10 @@ def finish_states(states, n, out, tok):
     """Means of (m, 2) states over ``n`` values each, into ``out`` (m,)."""
     for i in range(states.shape[0]):
         store(out, i, states[i, 0], states[i, 1], n, tok)
+
+
+@njit(**_JIT)
+def finish_states_counts(states, counts, out, tok):
+    """Means of (m, 2) states over ``counts[i]`` values each (0 gives NaN via 0/0)."""
+    for i in range(states.shape[0]):
+        store(out, i, states[i, 0], states[i, 1], counts[i], tok)

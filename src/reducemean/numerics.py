@@ -472,6 +472,25 @@ def to_int(a, b, n, tok):
     """The mean ``state / n`` truncated toward zero, as a 64-bit integer."""
 
 
+_EXACT53 = np.int64(1 << 53)  # integers below this convert to float64 exactly
+_UEXACT53 = np.uint64(1 << 53)
+_Q62 = 2.0**62
+
+
+@register_jitable
+def _quotient_to_float(q, r, n):
+    """``q + r/n`` (0 <= r < n) as a float64, rounded once in practice.
+
+    The float64 head of ``q`` leaves an exact integer tail, so the fraction
+    joins the tail before the one final rounding.
+    """
+    qh = np.float64(q)
+    if abs(qh) >= _Q62:  # the head's integer form could overflow
+        return qh + np.float64(r) / np.float64(n)
+    tail = np.float64(q - np.int64(qh)) if q >= 0 else np.float64(np.int64(q) - np.int64(qh))
+    return qh + (tail + np.float64(r) / np.float64(n))
+
+
 _SPLITTER = 134217729.0  # 2**27 + 1
 _SPLIT_SAFE = 2.0**995  # splitting larger values could overflow
 
@@ -544,20 +563,30 @@ def _to_float(a, b, n, tok):
             h = a + (b >> _I32)
             l = b & _IM32
             if -_H_FITS <= h < _H_FITS:
-                # the sum fits in int64: at most two roundings, within 1 ulp
-                return np.float64((h << _I32) + l) / np.float64(n)
-            q, r = _split_divmod(h, l, np.int64(n))
-            return np.float64(q) + np.float64(r) / np.float64(n)
+                v = (h << _I32) + l
+                if -_EXACT53 < v < _EXACT53:
+                    return np.float64(v) / np.float64(n)  # exact sum: one rounding
+                q = v // n
+                r = v - q * n
+            else:
+                q, r = _split_divmod(h, l, np.int64(n))
+            return _quotient_to_float(q, r, n)
 
         return impl_l
 
     def impl_u(a, b, n, tok):
         h = a + (b >> _S32)
         l = b & _M32
-        if h == 0:
-            return np.float64(l) / np.float64(n)
-        q, r = _split_divmod_u(h, l, np.uint64(n))
-        return np.float64(q) + np.float64(r) / np.float64(n)
+        if h < _UH_FITS:
+            v = (h << _S32) + l
+            if v < _UEXACT53:
+                return np.float64(v) / np.float64(n)
+            nu = np.uint64(n)
+            q = v // nu
+            r = v - q * nu
+        else:
+            q, r = _split_divmod_u(h, l, np.uint64(n))
+        return _quotient_to_float(q, r, n)
 
     return impl_u
 

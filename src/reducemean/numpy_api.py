@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernels, launch
+import warnings
+
+from . import kernels, launch, states
 from .dispatch import entry_for
-from .engine import get_plan, native, reduce_into, supported_result
+from .engine import EMPTY_SLICE, get_plan, native, reduce_into, supported_result
 from .plan import normalize_axis
 
 _AXES: dict = {}
@@ -67,8 +69,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
             return _numpy(a, axis, dtype, out, keepdims, where)
         a = native(a)
         entry = entry_for(a.dtype)
-    if where is not True or (keepdims is not False and keepdims is not True):
-        return _masked(a, entry, axis, dtype, out, keepdims, where)
+    if keepdims is not False and keepdims is not True:
+        return _numpy(a, axis, dtype, out, keepdims, where)
 
     # Memoised only for plain ints, since 1.0 == 1 and True == 1 as dict keys.
     key = (axis, a.ndim) if axis is None or type(axis) is int else None
@@ -93,9 +95,27 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 
     a, plan = get_plan(a, axes, keepdims, entry)
     if out is not None:
-        if type(out) is not np.ndarray or out.shape != plan.out_shape or out.dtype != rd:
+        # numpy casts the mean into ``out``; computing straight in out's dtype
+        # is the same cast made once, from the exact mean.
+        if type(out) is not np.ndarray or out.shape != plan.out_shape or not out.flags.writeable:
             return _numpy(a, axis, dtype, out, keepdims, where)
-        if out.flags.c_contiguous:
+        od = out.dtype
+        if supported_result(od, entry):
+            rd = od
+        elif od.kind == "c" and od.itemsize in (8, 16) and not entry.pairs:
+            rd = np.dtype(np.float32 if od.itemsize == 8 else np.float64)  # real into complex
+        else:
+            return _numpy(a, axis, dtype, out, keepdims, where)
+    if where is not True:
+        res = _masked(a, entry, plan, axes, rd, where)
+        if res is None:
+            return _numpy(a, axis, dtype, out, keepdims, where)
+        if out is not None:
+            out[...] = res
+            return out
+        return res[()] if res.ndim == 0 else res
+    if out is not None:
+        if out.flags.c_contiguous and out.dtype == rd:
             return reduce_into(a, plan, entry, out)
         out[...] = reduce_into(a, plan, entry, np.empty(plan.out_shape, rd))
         return out
@@ -107,12 +127,34 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         and plan.nout
         and rd in _DIRECT_DTYPES
         and a.flags.c_contiguous
-        and (type(axis) is int or axis is None)
     ):
         _remember(a, axis, keepdims, dtype, plan, entry, rd)
     if res.ndim == 0:
         return res[()]
     return res
+
+
+def _masked(a, entry, plan, axes, rd, where):
+    """``where=``: exact sums of the selected values over per-output counts.
+
+    The unselected values are replaced by zeros in a temporary (the one path
+    that copies the input), summed by the kernels as states, and finished
+    over each output's own count.  ``None`` when numpy must decide (a
+    non-boolean or unbroadcastable mask).
+    """
+    mask = np.asarray(where)
+    if mask.dtype != np.bool_:
+        return None
+    try:
+        mask = np.broadcast_to(mask, a.shape)
+    except ValueError:
+        return None
+    filled = np.where(mask, a, np.zeros((), a.dtype))
+    st, _ = states.partial(filled, axes, keepdims=True)
+    counts = np.count_nonzero(mask, axis=axes, keepdims=True) if a.ndim else np.array(int(mask))
+    if (counts == 0).any():
+        warnings.warn(EMPTY_SLICE, RuntimeWarning, stacklevel=3)
+    return states.finish(st, counts, a.dtype, rd).reshape(plan.out_shape)
 
 
 def _remember(a, axis, keepdims, dtype, plan, entry, rd):
@@ -123,18 +165,3 @@ def _remember(a, axis, keepdims, dtype, plan, entry, rd):
     _DIRECT[(a.shape, a.strides, a.dtype, axis, keepdims, dtype)] = (
         kern, plan.params, entry.storage, entry.token, rd, plan.nout, shape,
     )
-
-
-def _masked(a, entry, axis, dtype, out, keepdims, where):
-    """``where=`` masks: numpy's reduction with a wide accumulator, then the result dtype."""
-    if dtype is not None or out is not None or entry.kind in ("int", "bool"):
-        wide = dtype
-    else:
-        wide = np.complex128 if entry.pairs else np.float64
-    res = np.mean(a, axis=axis, dtype=wide, out=out, keepdims=keepdims, where=where)
-    if wide is dtype:
-        return res
-    rd = entry.mean_dtype
-    if isinstance(res, np.ndarray):
-        return res.astype(rd)
-    return rd.type(res)

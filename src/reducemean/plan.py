@@ -73,6 +73,8 @@ def normalize_axis(axis, ndim):
         items = (axis,)
     out = []
     for ax in items:
+        if isinstance(ax, (bool, np.bool_)):
+            raise TypeError(f"an integer is required for the axis, got {ax!r}")
         i = operator.index(ax)
         if not -ndim <= i < ndim:
             raise AxisError(i, ndim)

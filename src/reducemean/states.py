@@ -18,7 +18,7 @@ import numpy as np
 
 from . import kernels, launch
 from .dispatch import entry_for
-from .engine import get_plan, native, storage_view
+from .engine import complex_nonfinite_as_numpy, get_plan, native, storage_view
 from .plan import normalize_axis
 
 __all__ = ["partial", "combine", "reduce", "finish", "state_dtype"]
@@ -88,14 +88,19 @@ def reduce(states, axis, dtype, keepdims=True):
 def finish(states, count, dtype, result_dtype=None):
     """Means from states over ``count`` values each, in ``result_dtype``.
 
-    ``result_dtype`` defaults to ``numpy.mean``'s result dtype for ``dtype``.
-    A zero ``count`` gives NaN (the caller warns).
+    ``count`` is one number, or an array that broadcasts to the states'
+    leading shape (a count per output).  ``result_dtype`` defaults to
+    ``numpy.mean``'s result dtype for ``dtype``.  A zero count gives NaN
+    (the caller warns).
     """
     entry = _entry(dtype)
     rd = np.dtype(result_dtype) if result_dtype is not None else entry.mean_dtype
     lead = states.shape[: states.ndim - (2 if entry.pairs else 1)]
-    if count == 0:
-        return np.full(lead, np.nan, rd)
+    nan = complex(np.nan, np.nan) if rd.kind == "c" else np.nan
+    if np.ndim(count) == 0:
+        count = int(count)
+        if count == 0:
+            return np.full(lead, nan, rd)
     if entry.pairs:
         part = np.float32 if rd == np.complex64 else np.float64
         res = np.empty(lead, rd)
@@ -107,7 +112,18 @@ def finish(states, count, dtype, result_dtype=None):
         res = None
         target = np.empty(int(np.prod(lead)), np.float64)
     flat = np.ascontiguousarray(states).reshape(-1, 2)
-    kernels.finish_states(flat, count, target, entry.token)
+    if np.ndim(count) == 0:
+        kernels.finish_states(flat, count, target, entry.token)
+    else:
+        counts = np.broadcast_to(np.asarray(count, np.int64), lead)
+        if entry.pairs:  # one count per complex value: the same for both parts
+            counts = np.repeat(counts.reshape(-1), 2)
+        counts = np.ascontiguousarray(counts).reshape(-1)
+        kernels.finish_states_counts(flat, counts, target, entry.token)
     if res is None:
-        return target.reshape(lead).astype(rd)
+        res = target.reshape(lead).astype(rd)
+    elif entry.pairs:
+        complex_nonfinite_as_numpy(res)
+    if np.ndim(count) and (np.asarray(count) == 0).any():
+        res[np.broadcast_to(np.asarray(count) == 0, lead)] = nan
     return res
