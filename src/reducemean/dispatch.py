@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .numerics import BF16, HALF, NATIVE
+from .numerics import BF16, EXACT, HALF, NATIVE
 
 __all__ = ["Entry", "entry_for", "is_bfloat16"]
 
@@ -27,10 +27,22 @@ class Entry:
     mean_dtype: np.dtype  #: numpy.mean's result dtype for this input
     kind: str  #: "float", "int" (incl. unsigned), "bool" or "complex"
 
+    def token_for(self, result_dtype) -> np.ndarray:
+        """The reader token for a result of ``result_dtype``.
+
+        A narrow float (float32/16, bfloat16) whose mean is wanted in float64
+        is summed with compensation, as float64 input always is.
+        """
+        if result_dtype.itemsize in (8, 16) and result_dtype.kind in "fc" and self.kind in (
+            "float", "complex"
+        ) and self.storage.itemsize < 8:
+            return EXACT[self.token.dtype]
+        return self.token
+
     @property
     def state_dtype(self) -> np.dtype:
         """dtype of the kernels' partial-sum states (see reducemean.numerics)."""
-        if self.storage.kind == "f" or self.token is not NATIVE:
+        if self.kind in ("float", "complex"):
             return np.dtype(np.float64)
         if self.storage.kind == "u" or self.kind == "bool":
             return np.dtype(np.uint64)

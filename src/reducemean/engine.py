@@ -70,7 +70,7 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
     else:  # float16 / bfloat16 results: round once from float64
         target = np.empty(plan.nout, _F8)
         rounded = True
-    launch.run(plan, storage_view(a, plan, entry), target, entry.token)
+    launch.run(plan, storage_view(a, plan, entry), target, entry.token_for(rd))
     if rounded:
         result[...] = target.reshape(plan.out_shape).astype(rd)
     elif rd.kind == "c":
@@ -89,8 +89,9 @@ def complex_nonfinite_as_numpy(res):
     if bad.any():
         r = parts[bad, 0].copy()
         i = parts[bad, 1]
-        parts[bad, 0] = r + i * 0
-        parts[bad, 1] = i - r * 0
+        with np.errstate(invalid="ignore"):  # inf * 0 is the point
+            parts[bad, 0] = r + i * 0
+            parts[bad, 1] = i - r * 0
 
 
 def supported_result(dtype, entry):

@@ -39,10 +39,18 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload, register_jitable
 
-# Reader tokens: empty arrays whose dtype tells the kernels how to widen.
+# Reader tokens: empty arrays whose dtype tells the kernels how to widen a
+# value (signed: fast float64 sums for narrow floats) and, for the unsigned
+# twins, to sum narrow floats with compensation (a float64 result must be at
+# least as exact as numpy's).
 NATIVE = np.empty(0, np.int8)
 HALF = np.empty(0, np.int16)
 BF16 = np.empty(0, np.int32)
+NATIVE_EXACT = np.empty(0, np.uint8)
+HALF_EXACT = np.empty(0, np.uint16)
+BF16_EXACT = np.empty(0, np.uint32)
+#: the compensated twin of each token
+EXACT = {NATIVE.dtype: NATIVE_EXACT, HALF.dtype: HALF_EXACT, BF16.dtype: BF16_EXACT}
 
 _U64 = np.uint64
 _M32 = np.uint64(0xFFFFFFFF)
@@ -115,10 +123,11 @@ def bf16_to_f64(h):
 
 def _family(buf, tok):
     dt = buf.dtype
-    if tok.dtype in (types.int16, types.int32):
-        return "F"
+    exact = not tok.dtype.signed
+    if tok.dtype.bitwidth > 8:  # float16 or bfloat16 bits
+        return "D" if exact else "F"
     if dt == types.float32:
-        return "F"
+        return "D" if exact else "F"
     if dt == types.float64:
         return "D"
     if dt == types.int64:
@@ -138,9 +147,9 @@ def widen(x, tok):
 
 @overload(widen, jit_options=_OVERLOAD_OPTS)
 def _widen(x, tok):
-    if tok.dtype == types.int16:
+    if tok.dtype in (types.int16, types.uint16):
         return lambda x, tok: half_to_f64(x)
-    if tok.dtype == types.int32:
+    if tok.dtype in (types.int32, types.uint32):
         return lambda x, tok: bf16_to_f64(x)
     if isinstance(x, types.Float):
         return lambda x, tok: np.float64(x)
@@ -257,25 +266,25 @@ def _run_d(buf, off, n, stride, tok):
         i = 0
         while i + 4 <= n:
             k = off + i * stride
-            x = buf[np.uint64(k)]
+            x = widen(buf[np.uint64(k)], tok)
             t = s0 + x
             c0 += _two_sum_err(s0, x, t)
             s0 = t
-            x = buf[np.uint64(k + stride)]
+            x = widen(buf[np.uint64(k + stride)], tok)
             t = s1 + x
             c1 += _two_sum_err(s1, x, t)
             s1 = t
-            x = buf[np.uint64(k + 2 * stride)]
+            x = widen(buf[np.uint64(k + 2 * stride)], tok)
             t = s2 + x
             c2 += _two_sum_err(s2, x, t)
             s2 = t
-            x = buf[np.uint64(k + 3 * stride)]
+            x = widen(buf[np.uint64(k + 3 * stride)], tok)
             t = s3 + x
             c3 += _two_sum_err(s3, x, t)
             s3 = t
             i += 4
         while i < n:
-            x = buf[np.uint64(off + i * stride)]
+            x = widen(buf[np.uint64(off + i * stride)], tok)
             t = s0 + x
             c0 += _two_sum_err(s0, x, t)
             s0 = t
@@ -290,14 +299,14 @@ def _run_d(buf, off, n, stride, tok):
         base = off + r * LANES * stride
         if stride == 1:
             for k in range(LANES):
-                x = buf[np.uint64(base + k)]
+                x = widen(buf[np.uint64(base + k)], tok)
                 s = sa[k]
                 t = s + x
                 sc[k] += _two_sum_err(s, x, t)
                 sa[k] = t
         else:
             for k in range(LANES):
-                x = buf[np.uint64(base + k * stride)]
+                x = widen(buf[np.uint64(base + k * stride)], tok)
                 s = sa[k]
                 t = s + x
                 sc[k] += _two_sum_err(s, x, t)
@@ -307,7 +316,7 @@ def _run_d(buf, off, n, stride, tok):
     for k in range(LANES):
         a, b = merge(a, b, sa[k], sc[k], tok)
     for i in range(rows * LANES, n):
-        x = buf[np.uint64(off + i * stride)]
+        x = widen(buf[np.uint64(off + i * stride)], tok)
         t = a + x
         b += _two_sum_err(a, x, t)
         a = t
@@ -377,7 +386,7 @@ def _col_add(A, B, j, buf, k, tok):
     elif fam == "D":
 
         def impl(A, B, j, buf, k, tok):
-            x = buf[k]
+            x = widen(buf[k], tok)
             s = A[j]
             t = s + x
             B[j] += _two_sum_err(s, x, t)
@@ -428,16 +437,16 @@ def _col_add4(A, B, j, buf, k0, k1, k2, k3, tok):
         def impl(A, B, j, buf, k0, k1, k2, k3, tok):
             s = A[j]
             c = B[j]
-            x = buf[k0]
+            x = widen(buf[k0], tok)
             t = s + x
             c += _two_sum_err(s, x, t)
-            x = buf[k1]
+            x = widen(buf[k1], tok)
             s = t + x
             c += _two_sum_err(t, x, s)
-            x = buf[k2]
+            x = widen(buf[k2], tok)
             t = s + x
             c += _two_sum_err(s, x, t)
-            x = buf[k3]
+            x = widen(buf[k3], tok)
             s = t + x
             c += _two_sum_err(t, x, s)
             A[j] = s

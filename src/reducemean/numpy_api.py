@@ -163,5 +163,5 @@ def _remember(a, axis, keepdims, dtype, plan, entry, rd):
     kern = kernels.inner_serial if plan.family == "inner" else kernels.outer_serial
     shape = plan.out_shape if plan.out_shape else None
     _DIRECT[(a.shape, a.strides, a.dtype, axis, keepdims, dtype)] = (
-        kern, plan.params, entry.storage, entry.token, rd, plan.nout, shape,
+        kern, plan.params, entry.storage, entry.token_for(rd), rd, plan.nout, shape,
     )

@@ -36,10 +36,13 @@ def state_dtype(dtype) -> np.dtype:
     return _entry(dtype).state_dtype
 
 
-def partial(a, axis=None, keepdims=True):
+def partial(a, axis=None, keepdims=True, result_dtype=None):
     """States of ``a`` summed over ``axis``; returns ``(states, count)``.
 
-    ``count`` is the number of values summed into each state.
+    ``count`` is the number of values summed into each state.  Pass the
+    ``result_dtype`` the states will be finished in, so they are summed as
+    :func:`reducemean.mean` would sum them for that result (narrow floats
+    wanted in float64 are summed with compensation).
     """
     a = native(np.asarray(a))
     entry = _entry(a.dtype)
@@ -49,7 +52,8 @@ def partial(a, axis=None, keepdims=True):
     states = np.zeros(shape + (2,), entry.state_dtype)
     if plan.count and plan.nout:
         flat = states.reshape(-1, 2)
-        launch.run(plan, storage_view(a, plan, entry), flat, entry.token)
+        rd = entry.mean_dtype if result_dtype is None else np.dtype(result_dtype)
+        launch.run(plan, storage_view(a, plan, entry), flat, entry.token_for(rd))
     return states, plan.count
 
 
@@ -96,7 +100,8 @@ def finish(states, count, dtype, result_dtype=None):
     entry = _entry(dtype)
     rd = np.dtype(result_dtype) if result_dtype is not None else entry.mean_dtype
     lead = states.shape[: states.ndim - (2 if entry.pairs else 1)]
-    nan = complex(np.nan, np.nan) if rd.kind == "c" else np.nan
+    # an empty slice: NaN for inexact results, 0 for integer ones (operator rule)
+    nan = complex(np.nan, np.nan) if rd.kind == "c" else 0 if rd.kind in "iu" else np.nan
     if np.ndim(count) == 0:
         count = int(count)
         if count == 0:
