@@ -1,0 +1,74 @@
+"""First-call time: what a fresh process pays before its first mean.
+
+Nothing is compiled at import; each kernel is compiled, or loaded from
+Numba's on-disk cache, on first use.  So the first call is timed in a new
+interpreter, twice with the same temporary ``NUMBA_CACHE_DIR``: once while it
+is empty (cold: compilation) and once after the first run filled it (warm:
+cache loads).  Each run times the import, a first small call (a serial
+kernel), its second call, and a first large call (a parallel kernel, when
+the process has more than one thread).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+# Run in the child: one JSON line of timings on stdout.
+_CHILD = r"""
+import json, sys, time
+clock = time.perf_counter
+t0 = clock()
+import numpy as np
+import reducemean
+t1 = clock()
+small = np.ones({small}, np.{dtype})
+res = {{"import_s": t1 - t0}}
+t2 = clock()
+reducemean.mean(small, axis=-1)
+t3 = clock()
+reducemean.mean(small, axis=-1)
+res.update(first_small_s=t3 - t2, second_small_s=clock() - t3)
+if {big} is not None:
+    big = np.ones({big}, np.{dtype})
+    t4 = clock()
+    reducemean.mean(big, axis=-1)
+    res.update(first_big_s=clock() - t4)
+print(json.dumps(res))
+"""
+
+
+def _child_env(cache_dir, threads):
+    env = dict(os.environ)
+    env["NUMBA_CACHE_DIR"] = cache_dir
+    # The child must import this same reducemean, installed or not.
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+    if threads:
+        env["NUMBA_NUM_THREADS"] = str(threads)
+    return env
+
+
+def measure(threads=None, dtype="float32", small=(64, 64), big=(1024, 1024), timeout=600):
+    """Cold and warm first-call times, in seconds, from two fresh interpreters.
+
+    ``big`` should hold more than ``launch.PARALLEL_MIN`` elements so its
+    first call loads the parallel kernel; ``None`` leaves it out.
+    """
+    code = _CHILD.format(small=tuple(small), big=tuple(big) if big else None, dtype=dtype)
+    result = {"dtype": dtype, "small_shape": list(small), "big_shape": list(big) if big else None,
+              "threads": threads}
+    with tempfile.TemporaryDirectory(prefix="reducemean-coldstart-") as cache_dir:
+        for label in ("cold", "warm"):
+            proc = subprocess.run(
+                [sys.executable, "-c", code], env=_child_env(cache_dir, threads),
+                capture_output=True, text=True, timeout=timeout,
+            )
+            if proc.returncode != 0:
+                tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+                raise RuntimeError(f"{label} start failed: {tail}")
+            result[label] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result

@@ -1,0 +1,185 @@
+"""Smoke tests of the benchmark suite's plumbing (``python -m reducemean.bench``).
+
+Tiny inputs only and no assertion on any timing: these check that a run goes
+through every section, that missing optional packages become notes, and
+that the table, JSON and plot come out in shape.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from reducemean import launch
+from reducemean.bench import cases, cli, peers, report, threshold, timing
+
+OPTIONAL = ("torch", "openvino", "onnxruntime", "tqdm", "matplotlib")
+
+
+def _block(monkeypatch, names):
+    """Make ``import name`` fail as if the package were not installed."""
+    for name in names:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_cli_tiny_without_optional_packages(tmp_path, monkeypatch, capsys):
+    _block(monkeypatch, OPTIONAL)
+    out_json = tmp_path / "run.json"
+    out_png = tmp_path / "run.png"
+    rc = cli.main(["--tiny", "--cases", "whole,columns,step2_cols,float32,bfloat16,small,coldstart,scaling",
+                   "--json", str(out_json), "--plot", str(out_png)])
+    assert rc == 0
+    captured = capsys.readouterr()
+    text = captured.out
+    for name in ("torch", "openvino", "onnxruntime"):
+        assert f"{name}: not installed" in text
+    assert "Read ceiling" in text
+    assert "vs numpy" in text and "vs torch" not in text
+    assert "step2_cols" in text and "bfloat16" in text
+    assert "first call" in text and "cold cache" in text
+    assert "Python-layer overhead" in text
+    assert "Thread scaling: whole float32" in text
+    assert "matplotlib not installed" in text
+    assert not out_png.exists()
+    assert "[1/" in captured.err  # plain progress lines stand in for tqdm
+
+    record = json.loads(out_json.read_text())
+    assert set(record["missing_peers"]) == {"torch", "openvino", "onnxruntime"}
+    assert record["ceiling"]["gbps_best"] > 0
+    large = record["large"]
+    assert [(r["case"], r["dtype"]) for r in large] == [
+        (c, d) for d in ("float32", "bfloat16") for c in ("whole", "columns", "step2_cols")]
+    for row in large:
+        assert set(row["results"]) == {"reducemean", "numpy"}
+        ours = row["results"]["reducemean"]
+        assert ours["ok"], row  # reducemean agrees with a float64 mean
+        assert ours["median_s"] >= ours["best_s"] > 0
+    assert len(record["small"]) == len(cases.SMALL)
+    assert {"cold", "warm"} <= set(record["coldstart"])
+    assert [s["case"] for s in record["scaling"]] == [c for c, _ in cases.SCALING_CASES]
+
+
+def test_cli_tiny_with_installed_peers(tmp_path, capsys):
+    usable, _ = peers.load(1, ("torch", "onnxruntime", "openvino"))
+    if not usable:
+        pytest.skip("no optional peer installed")
+    out_png = tmp_path / "run.png"
+    rc = cli.main(["--tiny", "--threads", "1", "--cases", "whole,transposed,float32",
+                   "--plot", str(out_png)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    for name in usable:
+        assert f"vs {name}" in text
+    if "onnxruntime" in usable or "openvino" in usable:
+        assert "x*" in text  # the transposed view was copied for them
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "matplotlib not installed" in text
+    else:
+        assert out_png.stat().st_size > 0
+
+
+def test_cli_rejects_unknown_case(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--tiny", "--cases", "no_such_case"])
+    assert "unknown case" in capsys.readouterr().err
+
+
+def test_select():
+    assert cases.select(None) == (cases.DEFAULT_SECTIONS, cases.LARGE, cases.DTYPE_NAMES)
+    sections, chosen, dtypes = cases.select("nchw*,float16")
+    assert sections == ("large",)
+    assert [c.name for c in chosen] == ["nchw_hw", "nchw_c", "nchw_nhw"]
+    assert dtypes == ("float16",)
+    sections, chosen, dtypes = cases.select("small,threshold")
+    assert sections == ("small", "threshold")
+    with pytest.raises(ValueError):
+        cases.select("whole,bogus")
+
+
+@pytest.mark.parametrize("case", cases.LARGE, ids=lambda c: c.name)
+def test_case_views(case):
+    scale = 1 / 4096
+    buf = np.arange(case.elements(scale), dtype=np.float32)
+    x = case.make(buf, scale)
+    assert np.shares_memory(x, buf)  # a view, never a copy
+    np.mean(x, axis=case.axes)  # the axes fit the view
+    full = case.base_shape(1.0)
+    assert full == case.shape
+    if case.odd:
+        assert case.base_shape(scale)[case.scaled] % 2 == 1
+    if case.view == "step2":
+        assert not x.flags.c_contiguous and not x.flags.f_contiguous
+    if case.view == "T":
+        assert x.flags.f_contiguous and not x.flags.c_contiguous
+
+
+def test_timing_compare():
+    res = timing.compare({"a": lambda: None, "b": lambda: sum(range(10))}, repeat=3, warmup=1, budget=0.0)
+    assert set(res) == {"a", "b"}
+    assert all(t.samples == 3 and t.median >= t.best >= 0 for t in res.values())
+    fast = timing.compare_fast({"a": lambda: None}, repeat=2, target=0.0005)
+    assert fast["a"].samples == 2
+
+
+def test_error_check():
+    ref = np.array([0.5, 0.25])
+    assert peers.error(np.array([0.5, 0.25], np.float32), ref)[2]
+    assert not peers.error(np.array([0.5, 0.3], np.float32), ref)[2]
+    assert not peers.error(np.array([0.5]), ref)[2]  # wrong shape
+    # integer results are the truncated mean: off by less than one passes
+    assert peers.error(np.array([2, -3], np.int32), np.array([2.7, -3.4]))[2]
+    assert not peers.error(np.array([1], np.int32), np.array([2.5]))[2]
+
+
+def test_format_large_marks():
+    def res(median, **kw):
+        return {"median_s": median, "best_s": median, "gbps": 1.0, "gbps_best": 1.0, **kw}
+
+    rows = [{
+        "case": "whole", "shape": "(8,)", "axes": None, "dtype": "float32",
+        "results": {
+            "reducemean": res(1.0, ok=True),
+            "numpy": res(2.0, ok=False, err=0.1, tol=1e-6),
+            "onnxruntime": res(0.5, copied=True),
+            "openvino": {"unsupported": "no kernel"},
+        },
+    }]
+    text = report.format_large(rows, ceiling_gbps=2.0)
+    assert "2.00x!" in text and "0.50x*" in text
+    assert "50%" in text
+    line = [ln for ln in text.splitlines() if ln.startswith("whole")][0]
+    assert line.rstrip().endswith("-")
+    assert "numpy float32: 1 of 1 cases beyond tolerance" in text
+
+
+def test_threshold_crossover():
+    def row(size, s, p):
+        # medians twice the best times, except at size 16 where parallel's median lost
+        return {"size": size, "serial_best_s": s, "parallel_best_s": p,
+                "serial_s": 2 * s, "parallel_s": 2 * p if size != 16 else 9 * s}
+
+    rows = [row(1, 1.0, 2.0), row(2, 1.0, 0.5), row(4, 1.0, 1.5), row(8, 2.0, 1.0), row(16, 4.0, 1.0)]
+    assert threshold.crossover(rows) == 8  # the lucky size 2 does not count
+    assert threshold.crossover(rows, key="median") is None
+    assert threshold.crossover([row(1, 1.0, 2.0)]) is None
+    # bandwidth-bound sizes where both tie do not undo an earlier crossover
+    tied = rows + [row(32, 8.0, 8.0), row(64, 16.0, 17.0)]
+    assert threshold.crossover(tied) == 8
+    assert threshold.crossover(tied + [row(128, 16.0, 20.0)]) is None
+    # one paying size amid ties is a blip, not a crossover
+    assert threshold.crossover([row(1, 1.0, 1.0), row(2, 1.0, 0.5), row(4, 1.0, 1.0)]) is None
+
+
+def test_threshold_measure_restores_limit():
+    before = launch.PARALLEL_MIN
+    res = threshold.measure(threshold.TINY_SIZES[:2], patterns=("whole",), dtypes=("float32",), repeat=1)
+    assert launch.PARALLEL_MIN == before
+    if res["threads"] >= 2:
+        assert len(res["rows"]) == 2
+        assert res["recommended"] is None or res["recommended"] & (res["recommended"] - 1) == 0
+    assert "recommended PARALLEL_MIN" in threshold.format_report(res) or res["rows"] == []
