@@ -67,8 +67,8 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
         target = result.reshape(-1)
     elif rd.kind == "c":
         target = result.reshape(-1).view(_F4 if rd.itemsize == 8 else _F8)
-    else:  # float16 / bfloat16 results: round once from float64
-        target = np.empty(plan.nout, _F8)
+    else:  # float16 / bfloat16 results: 13+ bits finer in float32, then rounded
+        target = np.empty(plan.nout, _F4)
         rounded = True
     launch.run(plan, storage_view(a, plan, entry), target, entry.token_for(rd))
     if rounded:

@@ -28,8 +28,26 @@ import numba
 from . import kernels
 
 #: Work, in elements read, below which a reduction runs on the calling thread.
-#: Chosen from ``python -m reducemean.bench --cases small``; see the README.
-PARALLEL_MIN = 1 << 17
+#: Measured by ``python -m reducemean.bench.threshold`` (the crossover where
+#: two threads first beat one on whole, rows and columns, float32 and
+#: float64, rounded up to a power of two); change it with set_parallel_min.
+PARALLEL_MIN = 1 << 18
+
+#: Called when PARALLEL_MIN changes, to drop decisions memoised on it.
+_ON_CHANGE: list = []
+
+
+def set_parallel_min(elements):
+    """Set :data:`PARALLEL_MIN` and forget every serial/parallel choice made so far."""
+    global PARALLEL_MIN
+    PARALLEL_MIN = int(elements)
+    for forget in _ON_CHANGE:
+        forget()
+
+
+def block_width(ncols):
+    """Outputs an ``outer`` kernel accumulates together (see kernels.MAX_BLOCK)."""
+    return min(ncols, kernels.MAX_BLOCK)
 
 _lock = threading.Lock()
 _forked = False
@@ -71,7 +89,7 @@ def run(plan, buf, out, tok):
     if plan.family == "inner":
         kernels.inner_serial(buf, p, out, tok)
     else:
-        kernels.outer_serial(buf, p, out, tok)
+        kernels.outer_serial(buf, p, out, tok, block_width(plan.kept[-1][0]))
 
 
 def _chunks(units, threads, count):
@@ -86,7 +104,16 @@ def _chunks(units, threads, count):
     return max(1, min(want, threads, count))
 
 
+#: Most outputs the interleaved (memory-order) inner kernel accumulates at once.
+INTERLEAVE_MAX = 1 << 14
+
+
 def _run_parallel(plan, p, buf, out, tok, threads):
+    if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
+        outer_runs = plan.count // plan.reduced[-1][0]
+        if outer_runs >= threads:
+            kernels.inner_interleaved(buf, p, out, tok, threads)
+            return
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1:
@@ -95,9 +122,10 @@ def _run_parallel(plan, p, buf, out, tok, threads):
             kernels.inner_split(buf, p, out, tok, chunks)
     else:
         ncols = plan.kept[-1][0]
-        units = (plan.nout // ncols) * -(-ncols // kernels.BLOCK)
+        block = block_width(ncols)
+        units = (plan.nout // ncols) * -(-ncols // block)
         chunks = _chunks(units, threads, plan.count)
         if chunks == 1:
-            kernels.outer_parallel(buf, p, out, tok)
+            kernels.outer_parallel(buf, p, out, tok, block)
         else:
-            kernels.outer_split(buf, p, out, tok, chunks)
+            kernels.outer_split(buf, p, out, tok, block, chunks)

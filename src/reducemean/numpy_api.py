@@ -160,8 +160,17 @@ def _masked(a, entry, plan, axes, rd, where):
 def _remember(a, axis, keepdims, dtype, plan, entry, rd):
     if len(_DIRECT) >= _DIRECT_MAX:
         _DIRECT.clear()
-    kern = kernels.inner_serial if plan.family == "inner" else kernels.outer_serial
     shape = plan.out_shape if plan.out_shape else None
+    if plan.family == "inner":
+        kern = kernels.inner_serial
+    else:
+        block = launch.block_width(plan.kept[-1][0])
+
+        def kern(buf, p, out, tok, _block=block):  # positional: Numba's fast dispatch path
+            kernels.outer_serial(buf, p, out, tok, _block)
     _DIRECT[(a.shape, a.strides, a.dtype, axis, keepdims, dtype)] = (
         kern, plan.params, entry.storage, entry.token_for(rd), rd, plan.nout, shape,
     )
+
+
+launch._ON_CHANGE.append(_DIRECT.clear)

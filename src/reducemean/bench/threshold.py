@@ -70,7 +70,8 @@ def _caller(a, axis):
 
     def with_limit(limit):
         # Both sides set the limit on every call (one attribute store, the same
-        # cost for each), so serial and parallel samples can be interleaved.
+        # cost for each), so serial and parallel samples can be interleaved;
+        # the engine reads it directly, so no memoised choice needs forgetting.
         def call():
             launch.PARALLEL_MIN = limit
             engine.reduce_into(a, plan, entry, result)
@@ -135,7 +136,7 @@ def measure(sizes=SIZES, patterns=PATTERNS, dtypes=DTYPES, threads=None, repeat=
                 out["crossovers_median"][f"{pattern}/{dtype}"] = crossover(rows, key="median")
     finally:
         numba.set_num_threads(prev)
-        launch.PARALLEL_MIN = prev_min
+        launch.set_parallel_min(prev_min)
     found = [c for c in out["crossovers"].values() if c is not None]
     if len(found) < len(out["crossovers"]):
         # Some pattern never paid within the sweep: the recommendation is a lower bound.
