@@ -116,3 +116,25 @@ def test_float_finish_propagates_inf_and_nan():
 def test_tokens_are_distinct_types():
     dts = {NATIVE.dtype, HALF.dtype, BF16.dtype}
     assert len(dts) == 3
+
+
+@njit
+def _to_bf16_all(x):
+    out = np.empty(x.size, np.uint16)
+    for i in range(x.size):
+        out[i] = numerics.f32_to_bf16_bits(x[i])
+    return out
+
+
+def test_float32_to_bfloat16_rounds_like_ml_dtypes():
+    # random bit patterns cover every exponent, ties, subnormals, Inf and NaN
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 2**32, 1 << 20, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    ties = (np.arange(1 << 12, dtype=np.uint32) << 16 | 0x8000).view(np.float32)
+    x = np.concatenate([x, ties, np.array([np.inf, -np.inf, 0.0, -0.0], np.float32)])
+    got = _to_bf16_all(x)
+    with np.errstate(invalid="ignore"):
+        want = x.astype(ml_dtypes.bfloat16).view(np.uint16)
+    nan = np.isnan(x)
+    assert np.array_equal(got[~nan], want[~nan])
+    assert np.isnan(got[nan].view(ml_dtypes.bfloat16).astype(np.float32)).all()

@@ -22,7 +22,8 @@ def _plan(a, axes, keepdims=False, pairs=False):
         ((4, 8, 16), (0, 2), "rkr", "inner"),
         ((4, 8, 16, 32), (0, 2), "general", "outer"),
         ((8, 16), (), "identity", "outer"),
-        ((4096, 4), 1, "rows", "outer"),  # short runs take the column loop
+        ((4096, 4), 1, "rows", "short"),  # short runs: a kernel across rows
+        ((64, 32, 4), (0, 2), "rkr", "outer"),  # short runs, several dims: the column loop
     ],
 )
 def test_pattern_and_family(shape, axes, pattern, family):

@@ -14,6 +14,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import launch
 from .dispatch import entry_for, is_bfloat16
+from .numerics import BF16, F16C, HALF
 from .plan import plan_for
 
 _F4 = np.dtype(np.float32)
@@ -65,6 +66,9 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
     rounded = False
     if rd == _F8 or rd == _F4 or rd.kind in "iu":
         target = result.reshape(-1)
+    elif rd == entry.dtype and (entry.token is BF16 or (entry.token is HALF and F16C)):
+        # float16/bfloat16 kept in its own type: the kernel writes the bits
+        target = result.reshape(-1).view(np.uint16)
     elif rd.kind == "c":
         target = result.reshape(-1).view(_F4 if rd.itemsize == 8 else _F8)
     else:  # float16 / bfloat16 results: 13+ bits finer in float32, then rounded

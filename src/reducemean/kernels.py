@@ -145,6 +145,58 @@ def _merge_store(pa, pb, out, p, o, chunks, tok):
     store(out, dst, a, b, p[1], tok)
 
 
+@njit(**_JIT)
+def _short_fixed(buf, out, tok, base, lo, hi, run):
+    # called with a literal ``run``: once inlined, each row is fully unrolled
+    # and the loop over rows vectorises
+    for o in range(lo, hi):
+        a, b = run_sum(buf, base + o * run, run, 1, tok)
+        store(out, o, a, b, run, tok)
+
+
+@njit(**_JIT)
+def _short_rows(buf, p, out, tok, lo, hi):
+    """Outputs [lo, hi) of a one-kept, one-reduced plan with runs under SHORT_RUN."""
+    base = p[0]
+    sk = p[6]
+    ok = p[7]
+    run = p[8]
+    step = p[9]
+    if step == 1 and sk == run and ok == 1:  # contiguous rows: constant shapes
+        if run == 2:
+            _short_fixed(buf, out, tok, base, lo, hi, 2)
+        elif run == 3:
+            _short_fixed(buf, out, tok, base, lo, hi, 3)
+        elif run == 4:
+            _short_fixed(buf, out, tok, base, lo, hi, 4)
+        elif run == 8:
+            _short_fixed(buf, out, tok, base, lo, hi, 8)
+        else:
+            _short_fixed(buf, out, tok, base, lo, hi, run)
+        return
+    for o in range(lo, hi):
+        a, b = run_sum(buf, base + o * sk, run, step, tok)
+        store(out, o * ok, a, b, run, tok)
+
+
+#: Outputs per parallel task of the short-row kernel.
+SHORT_TASK = 1 << 14
+
+
+@njit(**_JIT)
+def short_serial(buf, p, out, tok):
+    _short_rows(buf, p, out, tok, 0, p[4])
+
+
+@njit(parallel=True, **_JIT)
+def short_parallel(buf, p, out, tok):
+    nout = p[4]
+    ntasks = (nout + SHORT_TASK - 1) // SHORT_TASK
+    for t in prange(ntasks):
+        t = np.int64(t)
+        _short_rows(buf, p, out, tok, t * SHORT_TASK, min(nout, (t + 1) * SHORT_TASK))
+
+
 @njit(parallel=True, **_JIT)
 def inner_interleaved(buf, p, out, tok, chunks):
     """Inner plans with outer reduced dims (RKR): memory order, not output order.

@@ -88,6 +88,8 @@ def run(plan, buf, out, tok):
             return
     if plan.family == "inner":
         kernels.inner_serial(buf, p, out, tok)
+    elif plan.family == "short":
+        kernels.short_serial(buf, p, out, tok)
     else:
         kernels.outer_serial(buf, p, out, tok, block_width(plan.kept[-1][0]))
 
@@ -109,6 +111,9 @@ INTERLEAVE_MAX = 1 << 14
 
 
 def _run_parallel(plan, p, buf, out, tok, threads):
+    if plan.family == "short":
+        kernels.short_parallel(buf, p, out, tok)
+        return
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
         outer_runs = plan.count // plan.reduced[-1][0]
         if outer_runs >= threads:

@@ -163,6 +163,8 @@ def _remember(a, axis, keepdims, dtype, plan, entry, rd):
     shape = plan.out_shape if plan.out_shape else None
     if plan.family == "inner":
         kern = kernels.inner_serial
+    elif plan.family == "short":
+        kern = kernels.short_serial
     else:
         block = launch.block_width(plan.kept[-1][0])
 

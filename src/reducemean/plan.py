@@ -42,7 +42,7 @@ class Plan:
     """How to reduce one (shape, strides, dtype, axes, keepdims) combination."""
 
     pattern: str
-    family: str  #: ``"inner"`` or ``"outer"``: which kernel loop shape
+    family: str  #: ``"inner"``, ``"outer"`` or ``"short"``: which kernel loop shape
     kept: tuple  #: merged kept dims, outer to inner: (extent, in stride, out stride)
     reduced: tuple  #: merged reduced dims, outer to inner: (extent, in stride)
     count: int  #: values averaged into each output (0: empty slices)
@@ -145,10 +145,11 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
         if not reduced:  # a single element
             reduced = ((1, 0),)
         elif kept and reduced[-1][0] < SHORT_RUN:
-            # Runs this short cost more to start than to sum: accumulate blocks
-            # of outputs side by side instead (the column loop, rows and
-            # columns swapped), e.g. (16M, 4) over axis 1.
-            family = "outer"
+            # Runs this short cost more to start than to sum, e.g. (16M, 4)
+            # over axis 1: one kept and one reduced dim get a kernel that
+            # vectorises across rows; anything else accumulates blocks of
+            # outputs side by side (the column loop, rows and columns swapped).
+            family = "short" if len(kept) == 1 and len(reduced) == 1 else "outer"
     params = pack(base, count, kept, reduced, nout)
     return Plan(pattern, family, kept, reduced, count, nout, out_shape, span, base, flip, params)
 
