@@ -129,20 +129,11 @@ def inner_split(buf, p, out, tok, chunks):
         o = u // chunks
         c = u - o * chunks
         src, dst = _kept_offsets(p, o, False)
-        pa[u], pb[u] = _inner_partial(buf, p, tok, src, n * c // chunks, n * (c + 1) // chunks)
+        pa[c * nout + o], pb[c * nout + o] = _inner_partial(
+            buf, p, tok, src, n * c // chunks, n * (c + 1) // chunks
+        )
     for o in prange(nout):
         _merge_store(pa, pb, out, p, o, chunks, tok)
-
-
-@njit(**_JIT)
-def _merge_store(pa, pb, out, p, o, chunks, tok):
-    o = np.int64(o)
-    a = pa[o * chunks]
-    b = pb[o * chunks]
-    for c in range(1, chunks):
-        a, b = merge(a, b, pa[o * chunks + c], pb[o * chunks + c], tok)
-    src, dst = _kept_offsets(p, o, False)
-    store(out, dst, a, b, p[1], tok)
 
 
 @njit(**_JIT)
@@ -216,7 +207,7 @@ def inner_interleaved(buf, p, out, tok, chunks):
     for c in prange(chunks):
         _interleaved_piece(buf, p, tok, pa, pb, np.int64(c), chunks, nro, run, step, nr, nout)
     for o in prange(nout):
-        _merge_store_strided(pa, pb, out, p, o, chunks, tok)
+        _merge_store(pa, pb, out, p, o, chunks, tok)
 
 
 @njit(**_JIT)
@@ -231,7 +222,7 @@ def _interleaved_piece(buf, p, tok, pa, pb, c, chunks, nro, run, step, nr, nout)
 
 
 @njit(**_JIT)
-def _merge_store_strided(pa, pb, out, p, o, chunks, tok):
+def _merge_store(pa, pb, out, p, o, chunks, tok):
     """Merge output ``o``'s partial states laid out [chunk][output] and store the mean."""
     o = np.int64(o)
     nout = p[4]

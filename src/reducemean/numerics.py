@@ -74,28 +74,45 @@ _UH_FITS = np.uint64(1 << 31)
 _OVERLOAD_OPTS = {"cache": True}
 
 
-@intrinsic
-def _f64_from_bits(typingctx, bits):
-    """Reinterpret the 64 bits of a uint64 as a float64."""
-    if bits != types.uint64:
-        return None
+def _bit_intrinsic(src, dst, convert, doc):
+    """An intrinsic from Numba type ``src`` to ``dst`` whose body is ``convert(builder, value)``."""
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
+    def typer(typingctx, x):
+        if x != src:
+            return None
 
-    return types.float64(types.uint64), codegen
+        def codegen(context, builder, signature, args):
+            return convert(builder, args[0])
+
+        return dst(src), codegen
+
+    typer.__doc__ = doc
+    return intrinsic(typer)
 
 
-@intrinsic
-def _f32_from_bits(typingctx, bits):
-    """Reinterpret the 32 bits of a uint32 as a float32."""
-    if bits != types.uint32:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return types.float32(types.uint32), codegen
+_f64_from_bits = _bit_intrinsic(
+    types.uint64, types.float64, lambda b, v: b.bitcast(v, ir.DoubleType()),
+    "Reinterpret the 64 bits of a uint64 as a float64.",
+)
+_f32_from_bits = _bit_intrinsic(
+    types.uint32, types.float32, lambda b, v: b.bitcast(v, ir.FloatType()),
+    "Reinterpret the 32 bits of a uint32 as a float32.",
+)
+_f32_bits = _bit_intrinsic(
+    types.float32, types.uint32, lambda b, v: b.bitcast(v, ir.IntType(32)),
+    "The 32 bits of a float32 as a uint32.",
+)
+# binary16 through LLVM's ``half`` type: one F16C instruction each way (RNE)
+_f16c_to_f32 = _bit_intrinsic(
+    types.uint16, types.float32,
+    lambda b, v: b.fpext(b.bitcast(v, ir.HalfType()), ir.FloatType()),
+    "binary16 bits to float32 (F16C).",
+)
+_f32_to_f16c = _bit_intrinsic(
+    types.float32, types.uint16,
+    lambda b, v: b.bitcast(b.fptrunc(v, ir.HalfType()), ir.IntType(16)),
+    "float32 to binary16 bits, rounded to nearest even (F16C).",
+)
 
 
 def _host_has_f16c():
@@ -113,42 +130,6 @@ def _host_has_f16c():
 
 #: float16 widening by the F16C instruction (vectorises) instead of bit arithmetic
 F16C = _host_has_f16c()
-
-
-@intrinsic
-def _f16c_to_f32(typingctx, bits):
-    """binary16 bits to float32 through LLVM's ``half`` type (one F16C instruction)."""
-    if bits != types.uint16:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
-
-    return types.float32(types.uint16), codegen
-
-
-@intrinsic
-def _f32_to_f16c(typingctx, x):
-    """float32 to binary16 bits through LLVM's ``half`` (one F16C instruction, RNE)."""
-    if x != types.float32:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
-
-    return types.uint16(types.float32), codegen
-
-
-@intrinsic
-def _f32_bits(typingctx, x):
-    """The 32 bits of a float32 as a uint32."""
-    if x != types.float32:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-
-    return types.uint32(types.float32), codegen
 
 
 @register_jitable

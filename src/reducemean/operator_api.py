@@ -15,7 +15,10 @@ import numpy as np
 from .dispatch import entry_for, is_bfloat16
 from .engine import get_plan, native, reduce_into
 
-__all__ = ["reduce_mean", "parse_axes", "normalize_axes", "check_flag", "type_name", "operator_mean"]
+__all__ = [
+    "reduce_mean", "parse_axes", "normalize_axes", "normalize_for_spec", "check_flag",
+    "type_name", "operator_mean",
+]
 
 
 def type_name(dtype) -> str:
@@ -73,6 +76,14 @@ def normalize_axes(axes, ndim, name="axes", allow_negative=True):
         dup = next(a for a in out if out.count(a) > 1)
         raise ValueError(f"{name} {list(axes)} name axis {dup} more than once")
     return tuple(sorted(out))
+
+
+def normalize_for_spec(axes, ndim, spec):
+    """:func:`normalize_axes`, with a ``ValueError`` that quotes ``spec``'s axes rule."""
+    try:
+        return normalize_axes(axes, ndim)
+    except ValueError as e:
+        raise ValueError(f"{spec}: {e}; axes must be unique and in [-r, r-1]") from None
 
 
 def check_flag(value, name):

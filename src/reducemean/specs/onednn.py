@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..operator_api import normalize_axes, operator_mean, parse_axes, type_name
+from ..operator_api import normalize_for_spec, operator_mean, parse_axes, type_name
 
 _TYPES = ("float32", "bfloat16", "float16")
 
@@ -43,8 +43,5 @@ def reduce_mean(src, axes=None, keep_dims=False, *, axes_input=None):
         ax = parse_axes(axes, "axes")
     if not ax:
         return src.copy()  # "If axes is empty, corresponds to the identity operation"
-    try:
-        norm = normalize_axes(ax, src.ndim)
-    except ValueError as e:
-        raise ValueError(f"oneDNN ReduceMean: {e}; axes must be unique and in [-r, r-1]") from None
+    norm = normalize_for_spec(ax, src.ndim, "oneDNN ReduceMean")
     return operator_mean(src, norm, bool(keep_dims))

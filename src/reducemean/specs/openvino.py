@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..operator_api import normalize_axes, operator_mean, parse_axes, type_name
+from ..operator_api import normalize_for_spec, operator_mean, parse_axes, type_name
 
 _RULE_T = "T: any supported numeric type"
 
@@ -37,8 +37,5 @@ def reduce_mean(data, axes, keep_dims=False):
         ax = parse_axes(arr if arr.size or arr.dtype.kind in "iu" else [], "axes")
     if not ax:
         return data.copy()  # "If axes is an empty list, ReduceMean corresponds to the identity"
-    try:
-        norm = normalize_axes(ax, data.ndim)
-    except ValueError as e:
-        raise ValueError(f"ReduceMean-1: {e}; 'axes' must be unique and in [-r, r-1]") from None
+    norm = normalize_for_spec(ax, data.ndim, "ReduceMean-1")
     return operator_mean(data, norm, bool(keep_dims))
