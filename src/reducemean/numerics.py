@@ -276,7 +276,7 @@ def run_sum(buf, off, n, stride, tok):
 
 
 #: Lanes of the float64 compensated sum: a loop this long is vectorised, not unrolled.
-LANES = 256
+LANES = 64
 #: float64 runs shorter than this use four scalar lanes (no scratch to allocate).
 _LONG_RUN = 1024
 
@@ -376,10 +376,14 @@ def _run_d(buf, off, n, stride, tok):
                 t = s + x
                 sc[k] += _two_sum_err(s, x, t)
                 sa[k] = t
-    a = 0.0
-    b = 0.0
-    for k in range(LANES):
-        a, b = merge(a, b, sa[k], sc[k], tok)
+    # merge the lanes by halving: each level is element-wise, so it vectorises
+    h = LANES // 2
+    while h >= 1:
+        for k in range(h):
+            sa[k], sc[k] = merge(sa[k], sc[k], sa[k + h], sc[k + h], tok)
+        h //= 2
+    a = sa[0]
+    b = sc[0]
     for i in range(rows * LANES, n):
         x = widen(buf[np.uint64(off + i * stride)], tok)
         t = a + x
