@@ -85,6 +85,8 @@ def _inner_partial(buf, p, tok, off, lo, hi):
     run = p[rb + 2 * (nr - 1)]
     step = p[rb + 2 * (nr - 1) + 1]
     if nr == 1:
+        if step == 1:  # a constant stride lets the contiguous run inline and unroll
+            return run_sum(buf, off + lo, hi - lo, 1, tok)
         return run_sum(buf, off + lo * step, hi - lo, step, tok)
     a, b = zero_state(buf, tok)
     f = lo
