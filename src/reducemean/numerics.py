@@ -591,35 +591,30 @@ def _two_prod(x, y):
     return p, e
 
 
-@register_jitable
-def _split_divmod(h, l, n):
+def _make_split_divmod(shift16, mask16, shift32):
     """floor((h * 2**32 + l) / n) and the remainder, for 0 <= l < 2**32, 0 < n < 2**47.
 
-    Long division in 16-bit digits keeps every intermediate below 2**63.
+    Long division in 16-bit digits keeps every intermediate below 2**63; the
+    constants' types make the signed (int64) or unsigned (uint64) twin.
     """
-    q1 = h // n
-    r1 = h - q1 * n
-    x = (r1 << _I16) | (l >> _I16)
-    q2 = x // n
-    r2 = x - q2 * n
-    x = (r2 << _I16) | (l & _IM16)
-    q3 = x // n
-    r3 = x - q3 * n
-    return (q1 << _I32) + (q2 << _I16) + q3, r3
+
+    @register_jitable
+    def split_divmod(h, l, n):
+        q1 = h // n
+        r1 = h - q1 * n
+        x = (r1 << shift16) | (l >> shift16)
+        q2 = x // n
+        r2 = x - q2 * n
+        x = (r2 << shift16) | (l & mask16)
+        q3 = x // n
+        r3 = x - q3 * n
+        return (q1 << shift32) + (q2 << shift16) + q3, r3
+
+    return split_divmod
 
 
-@register_jitable
-def _split_divmod_u(h, l, n):
-    """Unsigned twin of :func:`_split_divmod`."""
-    q1 = h // n
-    r1 = h - q1 * n
-    x = (r1 << _S16) | (l >> _S16)
-    q2 = x // n
-    r2 = x - q2 * n
-    x = (r2 << _S16) | (l & _M16)
-    q3 = x // n
-    r3 = x - q3 * n
-    return (q1 << _S32) + (q2 << _S16) + q3, r3
+_split_divmod = _make_split_divmod(_I16, _IM16, _I32)
+_split_divmod_u = _make_split_divmod(_S16, _M16, _S32)
 
 
 @overload(to_float, jit_options=_OVERLOAD_OPTS)

@@ -13,9 +13,10 @@ from .plan import normalize_axis
 
 _AXES: dict = {}
 
-# Small C-contiguous calls skip every decision after the first: the key maps
-# straight to (serial kernel, packed plan, storage dtype, token, result dtype,
-# outputs, result shape).  Only plain int/None axes are keys (1.0 == 1).
+# Small C-contiguous calls without dtype/out/where skip every decision after
+# the first: the key maps straight to (serial kernel, packed plan, storage
+# dtype, token, result dtype, outputs, result shape).  Only plain int/None
+# axes are keys (1.0 == 1 and True == 1 as dict keys).
 _DIRECT: dict = {}
 _DIRECT_MAX = 4096
 _DIRECT_DTYPES = frozenset([np.dtype(np.float32), np.dtype(np.float64)])
@@ -56,8 +57,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         if isinstance(a, np.ndarray) or hasattr(type(a), "__array_function__"):
             return _numpy(a, axis, dtype, out, keepdims, where)
         a = np.asarray(a)
-    if out is None and where is True and (axis is None or type(axis) is int):
-        hit = _DIRECT.get((a.shape, a.strides, a.dtype, axis, keepdims, dtype))
+    if out is None and where is True and dtype is None and (axis is None or type(axis) is int):
+        hit = _DIRECT.get((a.shape, a.strides, a.dtype, axis, keepdims))
         if hit is not None:
             kern, params, storage, tok, rd, nout, shape = hit
             res = np.empty(nout, rd)
@@ -122,13 +123,14 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     res = reduce_into(a, plan, entry, np.empty(plan.out_shape, rd))
     if (
         key is not None
+        and dtype is None
         and plan.work < launch.PARALLEL_MIN
         and plan.count
         and plan.nout
         and rd in _DIRECT_DTYPES
         and a.flags.c_contiguous
     ):
-        _remember(a, axis, keepdims, dtype, plan, entry, rd)
+        _remember(a, axis, keepdims, plan, entry, rd)
     if res.ndim == 0:
         return res[()]
     return res
@@ -157,7 +159,7 @@ def _masked(a, entry, plan, axes, rd, where):
     return states.finish(st, counts, a.dtype, rd).reshape(plan.out_shape)
 
 
-def _remember(a, axis, keepdims, dtype, plan, entry, rd):
+def _remember(a, axis, keepdims, plan, entry, rd):
     if len(_DIRECT) >= _DIRECT_MAX:
         _DIRECT.clear()
     shape = plan.out_shape if plan.out_shape else None
@@ -170,7 +172,7 @@ def _remember(a, axis, keepdims, dtype, plan, entry, rd):
 
         def kern(buf, p, out, tok, _block=block):  # positional: Numba's fast dispatch path
             kernels.outer_serial(buf, p, out, tok, _block)
-    _DIRECT[(a.shape, a.strides, a.dtype, axis, keepdims, dtype)] = (
+    _DIRECT[(a.shape, a.strides, a.dtype, axis, keepdims)] = (
         kern, plan.params, entry.storage, entry.token_for(rd), rd, plan.nout, shape,
     )
 
