@@ -41,12 +41,16 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
       exact); float16, bfloat16 and float32 are accumulated in float64 and
       rounded once (within 1 ulp); float64 uses compensated summation;
       complex parts follow their float type.
+    * ``dtype=`` a float type (or complex, for complex input) gives the exact
+      mean rounded to it; ``out=`` of any float (or complex) type is filled
+      the same way.
     * Any other dtype, an ndarray subclass, an object with
       ``__array_function__``, an integer or bool ``dtype=``, or an ``out``
-      whose dtype or shape differs from the result's is handed to
+      of the wrong shape, of an integer type or read-only, is handed to
       ``numpy.mean`` unchanged, so nothing works worse than in numpy.
-    * ``where=`` other than ``True`` is computed by numpy with a float64
-      (complex128) accumulator.
+    * ``where=`` (a boolean mask) is summed exactly by the kernels over the
+      selected values, each output divided by its own count; this is the
+      one path that copies the input (a zero-filled temporary).
     * NaN and Inf propagate as in numpy; an empty slice gives NaN with
       ``RuntimeWarning("Mean of empty slice.")``.
     * Errors are numpy's: ``AxisError`` for an axis out of range,
