@@ -4,7 +4,8 @@ A blocked reduction (dask, or any caller that sees an array in pieces) sums
 each block with :func:`partial`, merges neighbouring blocks' states with
 :func:`combine` or :func:`reduce`, and turns the final state into means with
 :func:`finish`.  States keep the kernels' accuracy: integer sums stay exact
-(as a pair of 64-bit words), float sums carry a compensation term, so the
+(as a pair of 64-bit words), float64 sums (and narrower floats wanted in
+float64) carry a compensation term, narrower floats sum in float64; so the
 result equals :func:`reducemean.mean` of the whole array.
 
 A state array has the shape of the reduced result plus a trailing axis of 2
