@@ -1,4 +1,4 @@
-"""The reduction kernels: two loop shapes, each serial, parallel and split.
+"""The reduction kernels: three loop families, each serial and parallel.
 
 Every kernel reads a flat storage buffer through the packed plan ``p`` (see
 :func:`reducemean.plan.pack`), an int64 array::
@@ -14,11 +14,14 @@ test to the hot loops.
 
 * ``inner`` kernels serve plans whose innermost (smallest-stride) dimension is
   reduced: each output sums runs along that dimension (whole array, rows,
-  RKR).  Work is split over outputs, or over the flat reduced range when
-  there are too few outputs to keep every thread busy.
+  RKR).  Work is split over outputs, over the flat reduced range when there
+  are too few outputs to keep every thread busy, or (RKR) over the outer
+  reduced range walked in memory order.
 * ``outer`` kernels serve plans whose innermost dimension is kept: a block of
-  neighbouring outputs is accumulated row by row (columns, KRK), so every
-  load is used and the states stay in L1.
+  up to MAX_BLOCK neighbouring outputs is accumulated row by row (columns,
+  KRK), so every load is used and the states stay in cache.
+* ``short`` kernels serve one kept and one reduced dimension whose runs are
+  too short to pay for a run loop, e.g. (16M, 4) over axis 1.
 
 The per-dtype arithmetic lives in :mod:`reducemean.numerics`; these loops
 never depend on the element type.
