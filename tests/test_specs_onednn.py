@@ -8,42 +8,14 @@ Expected values come from ``exact.py``.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 
-import exact
+from spec_helpers import check_result as _check, dtype_by_name as _dtype, random_data as _random
 from reducemean.specs import onednn as spec
 
 SRC_NAMES = ["float32", "bfloat16", "float16"]
-
-
-def _dtype(name):
-    if name == "bfloat16":
-        ml = pytest.importorskip("ml_dtypes")
-        return np.dtype(ml.bfloat16)
-    return np.dtype(name)
-
-
-def _random(rng, shape, dtype):
-    return (rng.standard_normal(shape) * 50.0).astype(dtype)
-
-
-def _check(got, data, ax, keep_dims):
-    got = np.asarray(got)
-    nd = data.ndim
-    assert got.dtype == data.dtype
-    if keep_dims:
-        shape = tuple(1 if d in ax else n for d, n in enumerate(data.shape))
-    else:
-        shape = tuple(n for d, n in enumerate(data.shape) if d not in ax)
-    assert got.shape == shape
-    kshape = tuple(data.shape[d] for d in range(nd) if d not in ax)
-    ex = exact.exact_mean(data, ax)
-    g = got.reshape(kshape)
-    for idx in np.ndindex(*kshape):
-        assert exact.ulp_distance(g[idx], ex[idx], data.dtype) <= 1.0, idx
 
 
 def _s32(vals):

@@ -9,55 +9,17 @@ contract) integer results truncate toward zero.  Expected values come from
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 
 import exact
+from spec_helpers import check_result as _check, dtype_by_name as _dtype, random_data as _random
 from reducemean.specs import openvino as spec
 
 T_NAMES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
            "float16", "bfloat16", "float32", "float64"]
 T_IND = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
-
-
-def _dtype(name):
-    if name == "bfloat16":
-        ml = pytest.importorskip("ml_dtypes")
-        return np.dtype(ml.bfloat16)
-    return np.dtype(name)
-
-
-def _random(rng, shape, dtype):
-    dtype = np.dtype(dtype)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
-    return (rng.standard_normal(shape) * 50.0).astype(dtype)
-
-
-def _check(got, data, ax, keep_dims):
-    got = np.asarray(got)
-    nd = data.ndim
-    assert got.dtype == data.dtype
-    if keep_dims:
-        shape = tuple(1 if d in ax else n for d, n in enumerate(data.shape))
-    else:
-        shape = tuple(n for d, n in enumerate(data.shape) if d not in ax)
-    assert got.shape == shape
-    kept = [d for d in range(nd) if d not in ax]
-    moved = np.moveaxis(data, kept + list(ax), range(nd))
-    kshape = tuple(data.shape[d] for d in kept)
-    flat = moved.reshape(kshape + (math.prod(data.shape[d] for d in ax),))
-    g = got.reshape(kshape)
-    if data.dtype.kind in "iu":
-        for idx in np.ndindex(*kshape):
-            assert int(g[idx]) == exact.trunc_mean(flat[idx].tolist()), idx
-    else:
-        ex = exact.exact_mean(data, ax)
-        for idx in np.ndindex(*kshape):
-            assert exact.ulp_distance(g[idx], ex[idx], data.dtype) <= 1.0, idx
 
 
 # ---------------------------------------------------------------- spec examples
