@@ -617,6 +617,28 @@ _split_divmod = _make_split_divmod(_I16, _IM16, _I32)
 _split_divmod_u = _make_split_divmod(_S16, _M16, _S32)
 
 
+@register_jitable
+def _floor_divmod(h, l, n):
+    """floor((h * 2**32 + l) / n) and its remainder: in one word when it fits."""
+    n = np.int64(n)
+    if -_H_FITS <= h < _H_FITS:
+        v = (h << _I32) + l
+        q = v // n
+        return q, v - q * n
+    return _split_divmod(h, l, n)
+
+
+@register_jitable
+def _floor_divmod_u(h, l, n):
+    """Unsigned twin of :func:`_floor_divmod`."""
+    n = np.uint64(n)
+    if h < _UH_FITS:
+        v = (h << _S32) + l
+        q = v // n
+        return q, v - q * n
+    return _split_divmod_u(h, l, n)
+
+
 @overload(to_float, jit_options=_OVERLOAD_OPTS)
 def _to_float(a, b, n, tok):
     if isinstance(a, types.Float):
@@ -643,10 +665,7 @@ def _to_float(a, b, n, tok):
                 v = (h << _I32) + l
                 if -_EXACT53 < v < _EXACT53:
                     return np.float64(v) / np.float64(n)  # exact sum: one rounding
-                q = v // n
-                r = v - q * n
-            else:
-                q, r = _split_divmod(h, l, np.int64(n))
+            q, r = _floor_divmod(h, l, n)
             return _quotient_to_float(q, r, n)
 
         return impl_l
@@ -658,11 +677,7 @@ def _to_float(a, b, n, tok):
             v = (h << _S32) + l
             if v < _UEXACT53:
                 return np.float64(v) / np.float64(n)
-            nu = np.uint64(n)
-            q = v // nu
-            r = v - q * nu
-        else:
-            q, r = _split_divmod_u(h, l, np.uint64(n))
+        q, r = _floor_divmod_u(h, l, n)
         return _quotient_to_float(q, r, n)
 
     return impl_u
@@ -673,14 +688,7 @@ def _to_int(a, b, n, tok):
     if isinstance(a, types.Integer) and a.signed:
 
         def impl_l(a, b, n, tok):
-            h = a + (b >> _I32)
-            l = b & _IM32
-            if -_H_FITS <= h < _H_FITS:
-                v = (h << _I32) + l
-                q = v // n
-                r = v - q * n
-            else:
-                q, r = _split_divmod(h, l, np.int64(n))
+            q, r = _floor_divmod(a + (b >> _I32), b & _IM32, n)
             if q < 0 and r != 0:
                 q += 1  # floor to truncation toward zero
             return q
@@ -689,11 +697,7 @@ def _to_int(a, b, n, tok):
     if isinstance(a, types.Integer):
 
         def impl_u(a, b, n, tok):
-            h = a + (b >> _S32)
-            l = b & _M32
-            if h < _UH_FITS:
-                return ((h << _S32) + l) // np.uint64(n)
-            q, r = _split_divmod_u(h, l, np.uint64(n))
+            q, r = _floor_divmod_u(a + (b >> _S32), b & _M32, n)
             return q
 
         return impl_u
