@@ -499,19 +499,7 @@ def test_bfloat16_many_ones_and_repeated_values():
 
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(
-            n,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known gap: a float64 sum beyond the float64 range overflows to inf "
-                "(numpy too); needs a scaled second pass",
-            ),
-        )
-        if n == "float64"
-        else n
-        for n in FLOAT_NAMES
-    ],
+    FLOAT_NAMES,
 )
 def test_float_values_near_dtype_max_do_not_overflow(name):
     # the exact mean of values at the dtype's maximum is that maximum

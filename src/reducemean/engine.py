@@ -14,12 +14,13 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import launch
 from .dispatch import entry_for, is_bfloat16
-from .numerics import BF16, F16C, HALF
+from .numerics import BF16, F16C, HALF, scaled_token
 from .plan import plan_for
 
 _F4 = np.dtype(np.float32)
 _F8 = np.dtype(np.float64)
 EMPTY_SLICE = "Mean of empty slice."
+_IN_RANGE = 2.0**990  # below numerics' 2**995 limit, with room for rounding
 
 
 def native(a):
@@ -74,12 +75,45 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
     else:  # float16 / bfloat16 results: 13+ bits finer in float32, then rounded
         target = np.empty(plan.nout, _F4)
         rounded = True
-    launch.run(plan, storage_view(a, plan, entry), target, entry.token_for(rd))
+    if launch.run(plan, storage_view(a, plan, entry), target, entry.token_for(rd)):
+        redo_out_of_range(a, plan, entry, target)
     if rounded:
         result[...] = target.reshape(plan.out_shape).astype(rd)
     elif rd.kind == "c":
         complex_nonfinite_as_numpy(result)
     return result
+
+
+def redo_out_of_range(a, plan, entry, target):
+    """Recompute float64 means whose sums left the float64 range, on scaled values.
+
+    A float64 sum can overflow where the mean cannot (values near the
+    largest float64), and in the state an overflow looks like an Inf input;
+    a sum above ``2**995`` is also too large for the once-rounded division.
+    The kernels count such sums.  The second pass reads every value times
+    ``2**-k`` (exact for all but values near the smallest normals), so every
+    sum of ``plan.count`` finite values stays in range, and scales the means
+    back: a true Inf or NaN input still gives Inf or NaN.  Only float64
+    storage (float64, complex128) can go out of range; a float64 input with
+    NaN or Inf pays for the second pass.
+    """
+    if entry.storage != _F8:
+        return
+    tok, unscale = scaled_token(plan.count)
+    scaled = np.empty(target.shape, _F8)
+    launch.run(plan, storage_view(a, plan, entry), scaled, tok)
+    redo = out_of_range(target, plan.count)
+    with np.errstate(over="ignore"):  # a mean beyond the result type is Inf
+        target[redo] = scaled[redo] * unscale
+
+
+def out_of_range(means, count):
+    """Where a float mean over ``count`` values may come from an out-of-range sum.
+
+    True for Inf and NaN, and where ``|mean| * count`` nears ``2**995``.
+    """
+    with np.errstate(over="ignore"):
+        return ~(np.abs(means) * count < _IN_RANGE)
 
 
 def complex_nonfinite_as_numpy(res):
@@ -105,4 +139,7 @@ def supported_result(dtype, entry):
     return dtype.kind == "f" and dtype.itemsize in (2, 4, 8) or is_bfloat16(dtype)
 
 
-__all__ = ["native", "storage_view", "get_plan", "reduce_into", "supported_result", "entry_for"]
+__all__ = [
+    "native", "storage_view", "get_plan", "reduce_into", "redo_out_of_range", "out_of_range",
+    "supported_result", "entry_for",
+]

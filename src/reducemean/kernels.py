@@ -24,7 +24,9 @@ test to the hot loops.
   too short to pay for a run loop, e.g. (16M, 4) over axis 1.
 
 The per-dtype arithmetic lives in :mod:`reducemean.numerics`; these loops
-never depend on the element type.
+never depend on the element type.  Every kernel returns how many float
+sums came out of range (Inf, NaN or above ``2**995``), so the caller can
+redo a float64 sum that overflowed (see :mod:`reducemean.engine`).
 """
 
 from __future__ import annotations
@@ -108,19 +110,23 @@ def _inner_partial(buf, p, tok, off, lo, hi):
 def _inner_one(buf, p, out, tok, o):
     off, oo = _kept_offsets(p, o, False)
     a, b = _inner_partial(buf, p, tok, off, 0, p[1])
-    store(out, oo, a, b, p[1], tok)
+    return store(out, oo, a, b, p[1], tok)
 
 
 @njit(**_JIT)
 def inner_serial(buf, p, out, tok):
+    bad = 0
     for o in range(p[4]):
-        _inner_one(buf, p, out, tok, o)
+        bad += _inner_one(buf, p, out, tok, o)
+    return bad
 
 
 @njit(parallel=True, **_JIT)
 def inner_parallel(buf, p, out, tok):
+    bad = 0
     for o in prange(p[4]):
-        _inner_one(buf, p, out, tok, o)
+        bad += _inner_one(buf, p, out, tok, o)
+    return bad
 
 
 @njit(parallel=True, **_JIT)
@@ -137,17 +143,21 @@ def inner_split(buf, p, out, tok, chunks):
         pa[c * nout + o], pb[c * nout + o] = _inner_partial(
             buf, p, tok, src, n * c // chunks, n * (c + 1) // chunks
         )
+    bad = 0
     for o in prange(nout):
-        _merge_store(pa, pb, out, p, o, chunks, tok)
+        bad += _merge_store(pa, pb, out, p, o, chunks, tok)
+    return bad
 
 
 @njit(**_JIT)
 def _short_fixed(buf, out, tok, base, lo, hi, run):
     # called with a literal ``run``: once inlined, each row is fully unrolled
     # and the loop over rows vectorises
+    bad = 0
     for o in range(lo, hi):
         a, b = run_sum(buf, base + o * run, run, 1, tok)
-        store(out, o, a, b, run, tok)
+        bad += store(out, o, a, b, run, tok)
+    return bad
 
 
 @njit(**_JIT)
@@ -160,19 +170,19 @@ def _short_rows(buf, p, out, tok, lo, hi):
     step = p[9]
     if step == 1 and sk == run and ok == 1:  # contiguous rows: constant shapes
         if run == 2:
-            _short_fixed(buf, out, tok, base, lo, hi, 2)
-        elif run == 3:
-            _short_fixed(buf, out, tok, base, lo, hi, 3)
-        elif run == 4:
-            _short_fixed(buf, out, tok, base, lo, hi, 4)
-        elif run == 8:
-            _short_fixed(buf, out, tok, base, lo, hi, 8)
-        else:
-            _short_fixed(buf, out, tok, base, lo, hi, run)
-        return
+            return _short_fixed(buf, out, tok, base, lo, hi, 2)
+        if run == 3:
+            return _short_fixed(buf, out, tok, base, lo, hi, 3)
+        if run == 4:
+            return _short_fixed(buf, out, tok, base, lo, hi, 4)
+        if run == 8:
+            return _short_fixed(buf, out, tok, base, lo, hi, 8)
+        return _short_fixed(buf, out, tok, base, lo, hi, run)
+    bad = 0
     for o in range(lo, hi):
         a, b = run_sum(buf, base + o * sk, run, step, tok)
-        store(out, o * ok, a, b, run, tok)
+        bad += store(out, o * ok, a, b, run, tok)
+    return bad
 
 
 #: Outputs per parallel task of the short-row kernel.
@@ -181,16 +191,18 @@ SHORT_TASK = 1 << 14
 
 @njit(**_JIT)
 def short_serial(buf, p, out, tok):
-    _short_rows(buf, p, out, tok, 0, p[4])
+    return _short_rows(buf, p, out, tok, 0, p[4])
 
 
 @njit(parallel=True, **_JIT)
 def short_parallel(buf, p, out, tok):
     nout = p[4]
     ntasks = (nout + SHORT_TASK - 1) // SHORT_TASK
+    bad = 0
     for t in prange(ntasks):
         t = np.int64(t)
-        _short_rows(buf, p, out, tok, t * SHORT_TASK, min(nout, (t + 1) * SHORT_TASK))
+        bad += _short_rows(buf, p, out, tok, t * SHORT_TASK, min(nout, (t + 1) * SHORT_TASK))
+    return bad
 
 
 @njit(parallel=True, **_JIT)
@@ -211,8 +223,10 @@ def inner_interleaved(buf, p, out, tok, chunks):
     pa, pb = state_arrays(nout * chunks, buf, tok)
     for c in prange(chunks):
         _interleaved_piece(buf, p, tok, pa, pb, np.int64(c), chunks, nro, run, step, nr, nout)
+    bad = 0
     for o in prange(nout):
-        _merge_store(pa, pb, out, p, o, chunks, tok)
+        bad += _merge_store(pa, pb, out, p, o, chunks, tok)
+    return bad
 
 
 @njit(**_JIT)
@@ -236,7 +250,7 @@ def _merge_store(pa, pb, out, p, o, chunks, tok):
     for c in range(1, chunks):
         a, b = merge(a, b, pa[c * nout + o], pb[c * nout + o], tok)
     src, dst = _kept_offsets(p, o, False)
-    store(out, dst, a, b, p[1], tok)
+    return store(out, dst, a, b, p[1], tok)
 
 
 @njit(**_JIT)
@@ -291,22 +305,28 @@ def _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep, block):
     sa, sb = state_arrays(width, buf, tok)
     _outer_block(buf, p, tok, off + j0 * step, width, step, 0, p[1], sa, sb)
     oo += j0 * ostep
+    bad = 0
     for j in range(width):
-        store(out, oo + j * ostep, sa[j], sb[j], p[1], tok)
+        bad += store(out, oo + j * ostep, sa[j], sb[j], p[1], tok)
+    return bad
 
 
 @njit(**_JIT)
 def outer_serial(buf, p, out, tok, block):
     ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
+    bad = 0
     for u in range(nko * nblocks):
-        _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep, block)
+        bad += _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep, block)
+    return bad
 
 
 @njit(parallel=True, **_JIT)
 def outer_parallel(buf, p, out, tok, block):
     ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
+    bad = 0
     for u in prange(nko * nblocks):
-        _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep, block)
+        bad += _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep, block)
+    return bad
 
 
 @njit(parallel=True, **_JIT)
@@ -332,8 +352,10 @@ def outer_split(buf, p, out, tok, block, chunks):
             n * c // chunks, n * (c + 1) // chunks,
             pa[base:base + width], pb[base:base + width],
         )
+    bad = 0
     for u in prange(units):
-        _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, block, tok)
+        bad += _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, block, tok)
+    return bad
 
 
 @njit(**_JIT)
@@ -345,13 +367,15 @@ def _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, block, 
     width = min(block, ncols - j0)
     src, oo = _kept_offsets(p, ko, True)
     oo += j0 * ostep
+    bad = 0
     for j in range(width):
         i = ko * ncols + j0 + j
         a = pa[i]
         b = pb[i]
         for c in range(1, chunks):
             a, b = merge(a, b, pa[c * nout + i], pb[c * nout + i], tok)
-        store(out, oo + j * ostep, a, b, p[1], tok)
+        bad += store(out, oo + j * ostep, a, b, p[1], tok)
+    return bad
 
 
 @njit(**_JIT)
@@ -364,12 +388,16 @@ def merge_states(acc, other, tok):
 @njit(**_JIT)
 def finish_states(states, n, out, tok):
     """Means of (m, 2) states over ``n`` values each, into ``out`` (m,)."""
+    bad = 0
     for i in range(states.shape[0]):
-        store(out, i, states[i, 0], states[i, 1], n, tok)
+        bad += store(out, i, states[i, 0], states[i, 1], n, tok)
+    return bad
 
 
 @njit(**_JIT)
 def finish_states_counts(states, counts, out, tok):
     """Means of (m, 2) states over ``counts[i]`` values each (0 gives NaN via 0/0)."""
+    bad = 0
     for i in range(states.shape[0]):
-        store(out, i, states[i, 0], states[i, 1], counts[i], tok)
+        bad += store(out, i, states[i, 0], states[i, 1], counts[i], tok)
+    return bad

@@ -76,22 +76,23 @@ def serial_only():
 
 
 def run(plan, buf, out, tok):
-    """Reduce ``buf`` into ``out`` by ``plan``, in parallel when it pays and is safe."""
+    """Reduce ``buf`` into ``out`` by ``plan``, in parallel when it pays and is safe.
+
+    Returns the number of float outputs (or states) that are not finite.
+    """
     p = plan.params
     if plan.work >= PARALLEL_MIN and not _forked and not getattr(_local, "serial", False):
         threads = numba.get_num_threads()
         if threads > 1 and _lock.acquire(blocking=False):
             try:
-                _run_parallel(plan, p, buf, out, tok, threads)
+                return _run_parallel(plan, p, buf, out, tok, threads)
             finally:
                 _lock.release()
-            return
     if plan.family == "inner":
-        kernels.inner_serial(buf, p, out, tok)
-    elif plan.family == "short":
-        kernels.short_serial(buf, p, out, tok)
-    else:
-        kernels.outer_serial(buf, p, out, tok, block_width(plan.kept[-1][0]))
+        return kernels.inner_serial(buf, p, out, tok)
+    if plan.family == "short":
+        return kernels.short_serial(buf, p, out, tok)
+    return kernels.outer_serial(buf, p, out, tok, block_width(plan.kept[-1][0]))
 
 
 def _chunks(units, threads, count):
@@ -112,25 +113,20 @@ INTERLEAVE_MAX = 1 << 14
 
 def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "short":
-        kernels.short_parallel(buf, p, out, tok)
-        return
+        return kernels.short_parallel(buf, p, out, tok)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
         outer_runs = plan.count // plan.reduced[-1][0]
         if outer_runs >= threads:
-            kernels.inner_interleaved(buf, p, out, tok, threads)
-            return
+            return kernels.inner_interleaved(buf, p, out, tok, threads)
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1:
-            kernels.inner_parallel(buf, p, out, tok)
-        else:
-            kernels.inner_split(buf, p, out, tok, chunks)
-    else:
-        ncols = plan.kept[-1][0]
-        block = block_width(ncols)
-        units = (plan.nout // ncols) * -(-ncols // block)
-        chunks = _chunks(units, threads, plan.count)
-        if chunks == 1:
-            kernels.outer_parallel(buf, p, out, tok, block)
-        else:
-            kernels.outer_split(buf, p, out, tok, block, chunks)
+            return kernels.inner_parallel(buf, p, out, tok)
+        return kernels.inner_split(buf, p, out, tok, chunks)
+    ncols = plan.kept[-1][0]
+    block = block_width(ncols)
+    units = (plan.nout // ncols) * -(-ncols // block)
+    chunks = _chunks(units, threads, plan.count)
+    if chunks == 1:
+        return kernels.outer_parallel(buf, p, out, tok, block)
+    return kernels.outer_split(buf, p, out, tok, block, chunks)

@@ -9,7 +9,8 @@ which Numba specialises at compile time from two argument types:
   ``uint8``);
 * a *reader token*: an empty array whose dtype says how to widen a loaded
   value (:data:`NATIVE`, :data:`HALF` for IEEE binary16 bits, :data:`BF16`
-  for bfloat16 bits).
+  for bfloat16 bits), or a one-element float64 array, the scale of the
+  second pass for float64 sums beyond range (:func:`scaled_token`).
 
 From those, each value is widened into one of six accumulator *families*:
 
@@ -51,6 +52,18 @@ HALF_EXACT = np.empty(0, np.uint16)
 BF16_EXACT = np.empty(0, np.uint32)
 #: the compensated twin of each token
 EXACT = {NATIVE.dtype: NATIVE_EXACT, HALF.dtype: HALF_EXACT, BF16.dtype: BF16_EXACT}
+
+
+def scaled_token(count):
+    """A token that reads float64 values times ``2**-k``; returns ``(token, 2**k)``.
+
+    ``k`` is chosen so that no sum of ``count`` finite float64 values
+    reaches ``2**995``, where the once-rounded division needs its headroom:
+    the second pass for sums beyond the float64 range.  Scaling by a power of
+    two is exact for every value above ``2**(k - 1022)``.
+    """
+    k = int(count).bit_length() + 30  # sums stay below 2**995 (see to_float)
+    return np.array([2.0**-k]), 2.0**k
 
 _U64 = np.uint64
 _M32 = np.uint64(0xFFFFFFFF)
@@ -168,6 +181,8 @@ def bf16_to_f64(h):
 
 def _family(buf, tok):
     dt = buf.dtype
+    if isinstance(tok.dtype, types.Float):  # float64 read scaled (see scaled_token)
+        return "D"
     exact = not tok.dtype.signed
     if tok.dtype.bitwidth > 8:  # float16 or bfloat16 bits
         return "D" if exact else "F"
@@ -192,6 +207,8 @@ def widen(x, tok):
 
 @overload(widen, jit_options=_OVERLOAD_OPTS)
 def _widen(x, tok):
+    if isinstance(tok.dtype, types.Float):
+        return lambda x, tok: np.float64(x) * tok[0]
     if tok.dtype in (types.int16, types.uint16):
         return lambda x, tok: half_to_f64(x)
     if tok.dtype in (types.int32, types.uint32):
@@ -707,17 +724,34 @@ def _to_int(a, b, n, tok):
 def store(out, i, a, b, n, tok):
     """Write the mean of state ``(a, b)`` over ``n`` values into ``out[i]``.
 
-    A 2-D ``out`` receives the state itself: ``out[i] = (a, b)``.
+    A 2-D ``out`` receives the state itself: ``out[i] = (a, b)``.  Returns 1
+    when a float sum is out of range: Inf or NaN (an Inf or NaN input, or a
+    float64 sum that overflowed: the caller tells them apart) or too large
+    for the once-rounded division (above ``2**995``); else 0.
     """
+
+
+@register_jitable
+def _out_of_range(a):
+    return np.int64(0) if abs(a) <= _SPLIT_SAFE else np.int64(1)
 
 
 @overload(store, jit_options=_OVERLOAD_OPTS)
 def _store(out, i, a, b, n, tok):
     if out.ndim == 2:  # the state itself, for callers that merge partial sums later
+        if isinstance(a, types.Float):
+
+            def impl_sf(out, i, a, b, n, tok):
+                out[i, 0] = a
+                out[i, 1] = b
+                return _out_of_range(a)
+
+            return impl_sf
 
         def impl_s(out, i, a, b, n, tok):
             out[i, 0] = a
             out[i, 1] = b
+            return np.int64(0)
 
         return impl_s
     if out.dtype == types.uint16 and isinstance(a, types.Float):
@@ -728,18 +762,21 @@ def _store(out, i, a, b, n, tok):
             def impl_h(out, i, a, b, n, tok):
                 s = a + b if np.isfinite(a) else a
                 out[i] = _f32_to_f16c(np.float32(s / np.float64(n)))
+                return _out_of_range(a)
 
             return impl_h
 
         def impl_bf(out, i, a, b, n, tok):
             s = a + b if np.isfinite(a) else a
             out[i] = f32_to_bf16_bits(np.float32(s / np.float64(n)))
+            return _out_of_range(a)
 
         return impl_bf
     if isinstance(out.dtype, types.Integer):
 
         def impl_i(out, i, a, b, n, tok):
             out[i] = to_int(a, b, n, tok)
+            return np.int64(0)
 
         return impl_i
 
@@ -750,10 +787,20 @@ def _store(out, i, a, b, n, tok):
             # an Inf or NaN sum leaves a NaN error term (Inf - Inf): ignore it
             s = a + b if np.isfinite(a) else a
             out[i] = s / np.float64(n)
+            return _out_of_range(a)
 
         return impl_f32
 
+    if isinstance(a, types.Float):
+
+        def impl_ff(out, i, a, b, n, tok):
+            out[i] = to_float(a, b, n, tok)
+            return _out_of_range(a)
+
+        return impl_ff
+
     def impl_f(out, i, a, b, n, tok):
         out[i] = to_float(a, b, n, tok)
+        return np.int64(0)
 
     return impl_f

@@ -8,14 +8,17 @@ import warnings
 
 from . import kernels, launch, states
 from .dispatch import entry_for
-from .engine import EMPTY_SLICE, get_plan, native, reduce_into, supported_result
+from .engine import (
+    EMPTY_SLICE, get_plan, native, out_of_range, redo_out_of_range, reduce_into, supported_result,
+)
+from .numerics import scaled_token
 from .plan import normalize_axis
 
 _AXES: dict = {}
 
 # Small C-contiguous calls without dtype/out/where skip every decision after
-# the first: the key maps straight to (serial kernel, packed plan, storage
-# dtype, token, result dtype, outputs, result shape).  Only plain int/None
+# the first: the key maps straight to (serial kernel, plan, dispatch entry,
+# token, result dtype, result shape).  Only plain int/None
 # axes are keys (1.0 == 1 and True == 1 as dict keys).
 _DIRECT: dict = {}
 _DIRECT_MAX = 4096
@@ -64,9 +67,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if out is None and where is True and dtype is None and (axis is None or type(axis) is int):
         hit = _DIRECT.get((a.shape, a.strides, a.dtype, axis, keepdims))
         if hit is not None:
-            kern, params, storage, tok, rd, nout, shape = hit
-            res = np.empty(nout, rd)
-            kern(a.reshape(-1).view(storage), params, res, tok)
+            kern, plan, entry, tok, rd, shape = hit
+            res = np.empty(plan.nout, rd)
+            if kern(a.reshape(-1).view(entry.storage), plan.params, res, tok):
+                redo_out_of_range(a, plan, entry, res)
             return res[0] if shape is None else res.reshape(shape)
     entry = entry_for(a.dtype)
     if entry is None:
@@ -156,11 +160,27 @@ def _masked(a, entry, plan, axes, rd, where):
     except ValueError:
         return None
     filled = np.where(mask, a, np.zeros((), a.dtype))
-    st, _ = states.partial(filled, axes, keepdims=True)
     counts = np.count_nonzero(mask, axis=axes, keepdims=True) if a.ndim else np.array(int(mask))
     if (counts == 0).any():
         warnings.warn(EMPTY_SLICE, RuntimeWarning, stacklevel=3)
-    return states.finish(st, counts, a.dtype, rd).reshape(plan.out_shape)
+    res = _masked_means(filled, axes, counts, rd)
+    if entry.storage == np.float64:
+        # as engine.redo_out_of_range: sums beyond the float64 range are
+        # redone on scaled values (the temporary is ours to scale)
+        parts = res.reshape(-1).view(res.real.dtype)
+        redo = out_of_range(parts, plan.count)
+        if redo.any():
+            scale, unscale = scaled_token(plan.count)
+            filled *= scale[0]
+            again = _masked_means(filled, axes, counts, rd).reshape(-1).view(res.real.dtype)
+            with np.errstate(over="ignore"):
+                parts[redo] = again[redo] * unscale
+    return res.reshape(plan.out_shape)
+
+
+def _masked_means(filled, axes, counts, rd):
+    st, _ = states.partial(filled, axes, keepdims=True)
+    return states.finish(st, counts, filled.dtype, rd)
 
 
 def _remember(a, axis, keepdims, plan, entry, rd):
@@ -175,9 +195,9 @@ def _remember(a, axis, keepdims, plan, entry, rd):
         block = launch.block_width(plan.kept[-1][0])
 
         def kern(buf, p, out, tok, _block=block):  # positional: Numba's fast dispatch path
-            kernels.outer_serial(buf, p, out, tok, _block)
+            return kernels.outer_serial(buf, p, out, tok, _block)
     _DIRECT[(a.shape, a.strides, a.dtype, axis, keepdims)] = (
-        kern, plan.params, entry.storage, entry.token_for(rd), rd, plan.nout, shape,
+        kern, plan, entry, entry.token_for(rd), rd, shape,
     )
 
 

@@ -1,0 +1,135 @@
+"""Tests for ``reducemean.engine``: the second pass for float64 sums beyond range.
+
+A float64 sum of values near the largest float64 overflows where the mean
+does not.  The exact reference is ``exact.exact_mean`` (Fractions); every
+finite mean must come back within 1 ulp, on every kernel family and through
+every front-end, and a true Inf or NaN input must still give Inf or NaN.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from exact import exact_mean, ulp_distance
+
+import reducemean
+from reducemean import launch
+
+BIG = 2.0**1023  # a sum of two of these is beyond the float64 range
+
+
+def huge(shape, seed):
+    """Values of magnitude 2**1022..2**1023 (mostly positive), so sums overflow."""
+    rng = np.random.default_rng(seed)
+    mag = rng.uniform(0.5, 1.0, size=shape) * BIG
+    sign = np.where(rng.random(shape) < 0.8, 1.0, -1.0)
+    return mag * sign
+
+
+def check_within_one_ulp(got, a, axis, dtype=np.float64):
+    want = exact_mean(a, axis)
+    got = np.asarray(got)
+    assert got.shape == want.shape
+    for idx in np.ndindex(*want.shape):
+        d = ulp_distance(got[idx], want[idx], dtype)
+        assert d <= 1.0, (idx, float(got[idx]), float(want[idx]), d)
+
+
+# (shape, axis, view): one case per kernel family and walk
+LAYOUTS = [
+    ((64,), None, None),  # whole, small: numpy_api's memoised direct path
+    ((1 << 19,), None, None),  # whole, large: parallel split over the range
+    ((48, 300), 1, None),  # rows (inner)
+    ((300, 48), 0, None),  # columns (outer)
+    ((4000, 4), 1, None),  # short rows
+    ((20, 6, 30), (0, 2), None),  # RKR
+    ((300, 64), 1, "T"),  # a transposed view
+    ((64, 600), 1, "step"),  # a step-2 view
+    ((600, 600), 0, None),  # columns, large enough to run in parallel
+]
+
+
+@pytest.mark.parametrize("shape,axis,view", LAYOUTS)
+def test_float64_overflowing_sums_give_exact_means(shape, axis, view):
+    a = huge(shape, seed=len(shape) * 1000 + shape[0])
+    if view == "T":
+        a = a.T
+    elif view == "step":
+        a = a[:, ::2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's own overflow
+        ref = np.mean(a, axis=axis)
+    assert not np.isfinite(ref).all()  # the case numpy overflows on
+    check_within_one_ulp(reducemean.mean(a, axis=axis), a, axis)
+    check_within_one_ulp(reducemean.mean(a, axis=axis), a, axis)  # memoised path too
+    axes = None if axis is None else [axis] if isinstance(axis, int) else list(axis)
+    check_within_one_ulp(reducemean.reduce_mean(a, axes=axes, keepdims=0), a, axis)
+
+
+def test_float64_overflow_serial_and_parallel_agree_with_exact():
+    a = huge((1 << 19,), seed=7)
+    with launch.serial_only():
+        check_within_one_ulp(reducemean.mean(a), a, None)
+    check_within_one_ulp(reducemean.mean(a), a, None)
+
+
+def test_complex128_overflowing_parts():
+    a = huge((500,), seed=3) + 1j * huge((500,), seed=4)
+    got = reducemean.mean(a)
+    want_re, want_im = exact_mean(a)
+    assert ulp_distance(got.real, want_re[()], np.float64) <= 1
+    assert ulp_distance(got.imag, want_im[()], np.float64) <= 1
+
+
+def test_overflowing_sum_with_true_infinities_stays_infinite():
+    a = np.full(100, BIG)
+    a[50] = -np.inf
+    assert reducemean.mean(a) == -np.inf  # the exact answer: the sum is -inf
+    a[50] = np.inf
+    assert reducemean.mean(a) == np.inf
+    a[51] = -np.inf
+    assert math.isnan(reducemean.mean(a))
+    a = np.full(100, BIG)
+    a[7] = np.nan
+    assert math.isnan(reducemean.mean(a))
+    cols = np.full((10, 3), BIG)
+    cols[4, 1] = -np.inf
+    got = reducemean.mean(cols, axis=0)
+    assert got[0] == BIG and got[2] == BIG and got[1] == -np.inf
+
+
+def test_cancelling_overflow_to_a_narrower_result():
+    # the float64 sum overflows on the way, the mean is small: dtype=float32
+    # and out= of float32 get the exact mean rounded once
+    a = np.concatenate([np.full(8, 1e308), np.full(8, -1e308), np.full(16, 6.0)])
+    want = exact_mean(a)[()]
+    got = reducemean.mean(a, dtype=np.float32)
+    assert got.dtype == np.float32 and ulp_distance(got, want, np.float32) <= 1
+    out = np.empty((), np.float32)
+    reducemean.mean(a, out=out)
+    assert ulp_distance(out[()], want, np.float32) <= 1
+    assert ulp_distance(reducemean.mean(a), want, np.float64) <= 1
+
+
+def test_where_overflow():
+    a = huge((40, 50), seed=11)
+    mask = np.random.default_rng(12).random(a.shape) < 0.7
+    got = reducemean.mean(a, axis=1, where=mask)
+    for i in range(a.shape[0]):
+        want = exact_mean(a[i][mask[i]])[()]
+        assert ulp_distance(got[i], want, np.float64) <= 1, i
+
+
+def test_mean_beyond_float64_is_inf():
+    # every value at the largest float64 and a mean of it: finite; the same
+    # values cast to float16 as a result overflow, as the exact mean does
+    top = np.finfo(np.float64).max
+    a = np.full(1000, top)
+    assert reducemean.mean(a) == top
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert reducemean.mean(a, dtype=np.float16) == np.inf
