@@ -88,8 +88,8 @@ def test_forked_child_computes_and_exits(layer):
 def spy(monkeypatch):
     """Record which kernel variant each call used."""
     calls = []
-    for name in ("inner_serial", "inner_parallel", "inner_split",
-                 "outer_serial", "outer_parallel", "outer_split"):
+    for name in ("inner_serial", "inner_parallel", "inner_split", "rows_parallel",
+                 "short_serial", "outer_serial", "outer_parallel", "outer_split"):
         real = getattr(kernels, name)
 
         def wrapped(*args, _real=real, _name=name):
@@ -106,6 +106,20 @@ def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
     reducemean.mean(np.ones(BIG, np.float32))
     if launch.numba.get_num_threads() > 1:
         assert spy[-1] in ("inner_parallel", "inner_split")
+
+
+def test_rows_run_as_ranges_of_outputs(spy):
+    # one kept and one reduced dim: the row loop, in parallel over output ranges
+    a = np.arange(BIG, dtype=np.float32).reshape(-1, 64)
+    got = reducemean.mean(a, axis=1)
+    if launch.numba.get_num_threads() > 1:
+        assert spy[-1] == "rows_parallel"
+    want = np.arange(a.shape[0], dtype=np.float64) * 64 + 31.5  # exact in float64
+    assert np.array_equal(got, want.astype(np.float32))
+    got = reducemean.mean(a.reshape(-1, 4), axis=1)  # short rows
+    if launch.numba.get_num_threads() > 1:
+        assert spy[-1] == "rows_parallel"
+    assert np.array_equal(got, (np.arange(BIG // 4, dtype=np.float64) * 4 + 1.5).astype(np.float32))
 
 
 def test_serial_only_forces_serial_kernels(spy):

@@ -14,14 +14,16 @@ test to the hot loops.
 
 * ``inner`` kernels serve plans whose innermost (smallest-stride) dimension is
   reduced: each output sums runs along that dimension (whole array, rows,
-  RKR).  Work is split over outputs, over the flat reduced range when there
-  are too few outputs to keep every thread busy, or (RKR) over the outer
-  reduced range walked in memory order.
+  RKR).  Work is split over outputs (rows: ranges of outputs, each one row
+  loop), over the flat reduced range when there are too few outputs to keep
+  every thread busy, or (RKR) over the outer reduced range walked in memory
+  order.
 * ``outer`` kernels serve plans whose innermost dimension is kept: a block of
   up to MAX_BLOCK neighbouring outputs is accumulated row by row (columns,
   KRK), so every load is used and the states stay in cache.
 * ``short`` kernels serve one kept and one reduced dimension whose runs are
-  too short to pay for a run loop, e.g. (16M, 4) over axis 1.
+  too short to pay for a run loop, e.g. (16M, 4) over axis 1: each row's
+  values are added one by one, so the loop over rows vectorises.
 
 The per-dtype arithmetic lives in :mod:`reducemean.numerics`; these loops
 never depend on the element type.  Every kernel returns how many float
@@ -34,7 +36,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .numerics import col_add, col_add4, merge, run_sum, state_arrays, store, zero_state
+from .plan import SHORT_RUN
+from .numerics import (
+    add_value, col_add, col_add4, merge, run_sum, state_arrays, store, store_short, zero_state,
+)
 
 #: Most outputs an ``outer`` kernel accumulates side by side: whole rows up to
 #: this width, so each thread streams contiguous rows (prefetchers restart at
@@ -115,6 +120,8 @@ def _inner_one(buf, p, out, tok, o):
 
 @njit(**_JIT)
 def inner_serial(buf, p, out, tok):
+    if p[2] == 1 and p[3] == 1:  # rows: one loop, no per-output calls
+        return _rows(buf, p, out, tok, 0, p[4])
     bad = 0
     for o in range(p[4]):
         bad += _inner_one(buf, p, out, tok, o)
@@ -152,23 +159,32 @@ def inner_split(buf, p, out, tok, chunks):
 @njit(**_JIT)
 def _short_fixed(buf, out, tok, base, lo, hi, run):
     # called with a literal ``run``: once inlined, each row is fully unrolled
-    # and the loop over rows vectorises
+    # and the loop over rows vectorises (store_short keeps it branch-free)
     bad = 0
     for o in range(lo, hi):
-        a, b = run_sum(buf, base + o * run, run, 1, tok)
-        bad += store(out, o, a, b, run, tok)
+        k = base + o * run
+        a, b = zero_state(buf, tok)
+        for i in range(run):
+            a, b = add_value(a, b, buf, np.uint64(k + i), tok)
+        bad += store_short(out, o, a, b, run, buf, tok)
     return bad
 
 
 @njit(**_JIT)
-def _short_rows(buf, p, out, tok, lo, hi):
-    """Outputs [lo, hi) of a one-kept, one-reduced plan with runs under SHORT_RUN."""
+def _rows(buf, p, out, tok, lo, hi):
+    """Outputs [lo, hi) of a plan with one kept and one reduced dimension.
+
+    The loop body is one run sum and one store.  The general inner kernel
+    calls a helper per output, and Numba leaves reference-count updates of
+    its array arguments in place (atomic, about 40 ns a call): more than
+    summing a row of a few hundred values.
+    """
     base = p[0]
     sk = p[6]
     ok = p[7]
     run = p[8]
     step = p[9]
-    if step == 1 and sk == run and ok == 1:  # contiguous rows: constant shapes
+    if step == 1 and sk == run and ok == 1 and run < SHORT_RUN:  # contiguous short rows
         if run == 2:
             return _short_fixed(buf, out, tok, base, lo, hi, 2)
         if run == 3:
@@ -191,17 +207,17 @@ SHORT_TASK = 1 << 14
 
 @njit(**_JIT)
 def short_serial(buf, p, out, tok):
-    return _short_rows(buf, p, out, tok, 0, p[4])
+    return _rows(buf, p, out, tok, 0, p[4])
 
 
 @njit(parallel=True, **_JIT)
-def short_parallel(buf, p, out, tok):
+def rows_parallel(buf, p, out, tok, tasks):
+    """One kept and one reduced dim: ``tasks`` even ranges of outputs, a row loop each."""
     nout = p[4]
-    ntasks = (nout + SHORT_TASK - 1) // SHORT_TASK
     bad = 0
-    for t in prange(ntasks):
+    for t in prange(tasks):
         t = np.int64(t)
-        bad += _short_rows(buf, p, out, tok, t * SHORT_TASK, min(nout, (t + 1) * SHORT_TASK))
+        bad += _rows(buf, p, out, tok, nout * t // tasks, nout * (t + 1) // tasks)
     return bad
 
 

@@ -113,13 +113,16 @@ INTERLEAVE_MAX = 1 << 14
 
 def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "short":
-        return kernels.short_parallel(buf, p, out, tok)
+        tasks = -(-plan.nout // kernels.SHORT_TASK)
+        return kernels.rows_parallel(buf, p, out, tok, tasks)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
         outer_runs = plan.count // plan.reduced[-1][0]
         if outer_runs >= threads:
             return kernels.inner_interleaved(buf, p, out, tok, threads)
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
+        if chunks == 1 and len(plan.kept) == 1 and len(plan.reduced) == 1:
+            return kernels.rows_parallel(buf, p, out, tok, threads)
         if chunks == 1:
             return kernels.inner_parallel(buf, p, out, tok)
         return kernels.inner_split(buf, p, out, tok, chunks)

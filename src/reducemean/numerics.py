@@ -461,6 +461,63 @@ def _run_sum(buf, off, n, stride, tok):
     return _RUN_SUM[_family(buf, tok)]
 
 
+def add_value(a, b, buf, k, tok):
+    """The state ``(a, b)`` with the storage value ``buf[k]`` added.
+
+    Branch-free and call-free, so a loop over short rows that adds their
+    values one by one vectorises across rows.
+    """
+
+
+@overload(add_value, jit_options=_OVERLOAD_OPTS)
+def _add_value(a, b, buf, k, tok):
+    fam = _family(buf, tok)
+    if fam == "F":
+        return lambda a, b, buf, k, tok: (a + widen(buf[k], tok), b)
+    if fam == "D":
+
+        def impl_d(a, b, buf, k, tok):
+            x = widen(buf[k], tok)
+            t = a + x
+            return t, b + _two_sum_err(a, x, t)
+
+        return impl_d
+    if fam in ("L", "UL"):
+        shift, mask = (_I32, _IM32) if fam == "L" else (_S32, _M32)
+
+        def impl_l(a, b, buf, k, tok):
+            x = widen(buf[k], tok)
+            return a + (x >> shift), b + (x & mask)
+
+        return impl_l
+    return lambda a, b, buf, k, tok: (a, b + widen(buf[k], tok))
+
+
+def store_short(out, i, a, b, n, buf, tok):
+    """:func:`store` for a state of fewer than 2**21 values of ``buf``.
+
+    Sums of so few integers of 32 bits or fewer are exact in float64, so
+    their mean is one division: no branch keeps the row loop from
+    vectorising.
+    """
+
+
+@overload(store_short, jit_options=_OVERLOAD_OPTS)
+def _store_short(out, i, a, b, n, buf, tok):
+    if (
+        _family(buf, tok) in ("I", "U")
+        and out.ndim == 1
+        and out.dtype in (types.float32, types.float64)
+    ):
+
+        def impl(out, i, a, b, n, buf, tok):
+            out[i] = np.float64(b) / np.float64(n)
+            return np.int64(0)
+
+        return impl
+    return lambda out, i, a, b, n, buf, tok: store(out, i, a, b, n, tok)
+
+
 def col_add(A, B, j, buf, k, tok):
     """Add ``buf[k]`` (a storage value) into column ``j``'s state."""
 

@@ -18,8 +18,9 @@ _AXES: dict = {}
 
 # Small C-contiguous calls without dtype/out/where skip every decision after
 # the first: the key maps straight to (serial kernel, plan, dispatch entry,
-# token, result dtype, result shape).  Only plain int/None
-# axes are keys (1.0 == 1 and True == 1 as dict keys).
+# token, result dtype, result shape).  Only plain int/None axes are keys
+# (1.0 == 1 and True == 1 as dict keys), and only inputs that are their own
+# storage dtype (integers, float32, float64) with float32/float64 results.
 _DIRECT: dict = {}
 _DIRECT_MAX = 4096
 _DIRECT_DTYPES = frozenset([np.dtype(np.float32), np.dtype(np.float64)])
@@ -69,7 +70,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         if hit is not None:
             kern, plan, entry, tok, rd, shape = hit
             res = np.empty(plan.nout, rd)
-            if kern(a.reshape(-1).view(entry.storage), plan.params, res, tok):
+            # float32/float64 are their own storage: the flat view is enough
+            if kern(a.ravel(), plan.params, res, tok):
                 redo_out_of_range(a, plan, entry, res)
             return res[0] if shape is None else res.reshape(shape)
     entry = entry_for(a.dtype)
@@ -136,6 +138,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         and plan.count
         and plan.nout
         and rd in _DIRECT_DTYPES
+        and entry.storage == a.dtype
         and a.flags.c_contiguous
     ):
         _remember(a, axis, keepdims, plan, entry, rd)
