@@ -88,6 +88,9 @@ VIEWS = {
     "permuted_4d_step": ((4, 6, 4, 5), lambda b: b[::2, ::-2, :, 1::2].transpose(1, 3, 0, 2)),
     "swapaxes_4d": ((2, 3, 4, 5), lambda b: np.swapaxes(b, 0, 3)),
     "newaxis": ((6, 7), lambda b: b[:, None, ::-1]),
+    # rows wider than kernels.NARROW: the column loop's stride-2 path
+    "step2_wide": ((5, 1100), lambda b: b[:, ::2]),
+    "step2_wide_negative": ((5, 1100), lambda b: b[::-1, ::-2]),
     "zero_d_view": ((6, 7), lambda b: b[2, 3, ...]),
     "column": ((6, 7), lambda b: b[:, 3]),
 }
