@@ -88,8 +88,9 @@ def test_forked_child_computes_and_exits(layer):
 def spy(monkeypatch):
     """Record which kernel variant each call used."""
     calls = []
-    for name in ("inner_serial", "inner_parallel", "inner_split", "rows_parallel",
-                 "short_serial", "outer_serial", "outer_parallel", "outer_split"):
+    for name in ("inner_serial", "inner_parallel", "inner_split", "rows_serial",
+                 "rows_parallel", "short_serial", "short_parallel", "outer_serial",
+                 "outer_parallel", "outer_split"):
         real = getattr(kernels, name)
 
         def wrapped(*args, _real=real, _name=name):
@@ -118,7 +119,7 @@ def test_rows_run_as_ranges_of_outputs(spy):
     assert np.array_equal(got, want.astype(np.float32))
     got = reducemean.mean(a.reshape(-1, 4), axis=1)  # short rows
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "rows_parallel"
+        assert spy[-1] == "short_parallel"
     assert np.array_equal(got, (np.arange(BIG // 4, dtype=np.float64) * 4 + 1.5).astype(np.float32))
 
 

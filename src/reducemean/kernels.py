@@ -36,7 +36,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .plan import SHORT_RUN
 from .numerics import (
     add_value, col_add, col_add4, merge, run_sum, state_arrays, store, store_short, zero_state,
 )
@@ -120,8 +119,6 @@ def _inner_one(buf, p, out, tok, o):
 
 @njit(**_JIT)
 def inner_serial(buf, p, out, tok):
-    if p[2] == 1 and p[3] == 1:  # rows: one loop, no per-output calls
-        return _rows(buf, p, out, tok, 0, p[4])
     bad = 0
     for o in range(p[4]):
         bad += _inner_one(buf, p, out, tok, o)
@@ -184,7 +181,26 @@ def _rows(buf, p, out, tok, lo, hi):
     ok = p[7]
     run = p[8]
     step = p[9]
-    if step == 1 and sk == run and ok == 1 and run < SHORT_RUN:  # contiguous short rows
+    bad = 0
+    for o in range(lo, hi):
+        a, b = run_sum(buf, base + o * sk, run, step, tok)
+        bad += store(out, o * ok, a, b, run, tok)
+    return bad
+
+
+@njit(**_JIT)
+def _short_rows(buf, p, out, tok, lo, hi):
+    """:func:`_rows` for runs under SHORT_RUN: contiguous rows get literal lengths.
+
+    Kept apart from ``_rows`` so the inner kernels do not compile the five
+    unrolled variants (first-call time).
+    """
+    base = p[0]
+    sk = p[6]
+    ok = p[7]
+    run = p[8]
+    step = p[9]
+    if step == 1 and sk == run and ok == 1:  # contiguous rows: constant shapes
         if run == 2:
             return _short_fixed(buf, out, tok, base, lo, hi, 2)
         if run == 3:
@@ -194,11 +210,7 @@ def _rows(buf, p, out, tok, lo, hi):
         if run == 8:
             return _short_fixed(buf, out, tok, base, lo, hi, 8)
         return _short_fixed(buf, out, tok, base, lo, hi, run)
-    bad = 0
-    for o in range(lo, hi):
-        a, b = run_sum(buf, base + o * sk, run, step, tok)
-        bad += store(out, o * ok, a, b, run, tok)
-    return bad
+    return _rows(buf, p, out, tok, lo, hi)
 
 
 #: Outputs per parallel task of the short-row kernel.
@@ -207,12 +219,29 @@ SHORT_TASK = 1 << 14
 
 @njit(**_JIT)
 def short_serial(buf, p, out, tok):
+    return _short_rows(buf, p, out, tok, 0, p[4])
+
+
+@njit(parallel=True, **_JIT)
+def short_parallel(buf, p, out, tok):
+    nout = p[4]
+    tasks = (nout + SHORT_TASK - 1) // SHORT_TASK
+    bad = 0
+    for t in prange(tasks):
+        t = np.int64(t)
+        bad += _short_rows(buf, p, out, tok, t * SHORT_TASK, min(nout, (t + 1) * SHORT_TASK))
+    return bad
+
+
+@njit(**_JIT)
+def rows_serial(buf, p, out, tok):
+    """Rows (one kept, one reduced dim): one loop, no per-output calls."""
     return _rows(buf, p, out, tok, 0, p[4])
 
 
 @njit(parallel=True, **_JIT)
 def rows_parallel(buf, p, out, tok, tasks):
-    """One kept and one reduced dim: ``tasks`` even ranges of outputs, a row loop each."""
+    """Rows (one kept, one reduced dim): ``tasks`` even ranges of outputs, a row loop each."""
     nout = p[4]
     bad = 0
     for t in prange(tasks):

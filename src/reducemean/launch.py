@@ -89,6 +89,8 @@ def run(plan, buf, out, tok):
             finally:
                 _lock.release()
     if plan.family == "inner":
+        if len(plan.kept) == 1 and len(plan.reduced) == 1:
+            return kernels.rows_serial(buf, p, out, tok)
         return kernels.inner_serial(buf, p, out, tok)
     if plan.family == "short":
         return kernels.short_serial(buf, p, out, tok)
@@ -113,8 +115,7 @@ INTERLEAVE_MAX = 1 << 14
 
 def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "short":
-        tasks = -(-plan.nout // kernels.SHORT_TASK)
-        return kernels.rows_parallel(buf, p, out, tok, tasks)
+        return kernels.short_parallel(buf, p, out, tok)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
         outer_runs = plan.count // plan.reduced[-1][0]
         if outer_runs >= threads:

@@ -454,7 +454,15 @@ def _run_f_call(buf, off, n, stride, tok):
     # strided loop measured five times slower.
     if stride == 1:
         return _run_f(buf, off, n, stride, tok)
-    if stride == 2 and buf.itemsize == 2:
+    return _run_f_strided(buf, off, n, stride, tok)
+
+
+@register_jitable
+def _run_f16_call(buf, off, n, stride, tok):
+    # float16/bfloat16 bits: a separate entry, so other types never compile _run_f2
+    if stride == 1:
+        return _run_f(buf, off, n, stride, tok)
+    if stride == 2:
         return _run_f2(buf, off, n, stride, tok)
     return _run_f_strided(buf, off, n, stride, tok)
 
@@ -471,7 +479,10 @@ _RUN_SUM = {
 
 @overload(run_sum, jit_options=_OVERLOAD_OPTS)
 def _run_sum(buf, off, n, stride, tok):
-    return _RUN_SUM[_family(buf, tok)]
+    fam = _family(buf, tok)
+    if fam == "F" and buf.dtype.bitwidth == 16:
+        return _run_f16_call
+    return _RUN_SUM[fam]
 
 
 def add_value(a, b, buf, k, tok):

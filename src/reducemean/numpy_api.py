@@ -190,7 +190,9 @@ def _remember(a, axis, keepdims, plan, entry, rd):
     if len(_DIRECT) >= _DIRECT_MAX:
         _DIRECT.clear()
     shape = plan.out_shape if plan.out_shape else None
-    if plan.family == "inner":
+    if plan.family == "inner" and len(plan.kept) == 1 and len(plan.reduced) == 1:
+        kern = kernels.rows_serial
+    elif plan.family == "inner":
         kern = kernels.inner_serial
     elif plan.family == "short":
         kern = kernels.short_serial
