@@ -235,7 +235,7 @@ def short_parallel(buf, p, out, tok):
 
 @njit(**_JIT)
 def rows_serial(buf, p, out, tok):
-    """Rows (one kept, one reduced dim): one loop, no per-output calls."""
+    """Rows (one kept, one reduced dim): one loop over the rows (see _rows)."""
     return _rows(buf, p, out, tok, 0, p[4])
 
 
