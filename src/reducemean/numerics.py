@@ -554,28 +554,10 @@ def _col_add(A, B, j, buf, k, tok):
         def impl(A, B, j, buf, k, tok):
             A[j] += widen(buf[k], tok)
 
-    elif fam == "D":
+    elif fam in ("D", "L", "UL"):  # both words change: add_value's step
 
         def impl(A, B, j, buf, k, tok):
-            x = widen(buf[k], tok)
-            s = A[j]
-            t = s + x
-            B[j] += _two_sum_err(s, x, t)
-            A[j] = t
-
-    elif fam == "L":
-
-        def impl(A, B, j, buf, k, tok):
-            x = np.int64(buf[k])
-            A[j] += x >> _I32
-            B[j] += x & _IM32
-
-    elif fam == "UL":
-
-        def impl(A, B, j, buf, k, tok):
-            x = np.uint64(buf[k])
-            A[j] += x >> _S32
-            B[j] += x & _M32
+            A[j], B[j] = add_value(A[j], B[j], buf, k, tok)
 
     else:  # I, U: the plain sum is the low word of the state
 
