@@ -91,6 +91,12 @@ VIEWS = {
     # rows wider than kernels.NARROW: the column loop's stride-2 path
     "step2_wide": ((5, 1100), lambda b: b[:, ::2]),
     "step2_wide_negative": ((5, 1100), lambda b: b[::-1, ::-2]),
+    # wide rows, enough of them for the column loop's eight-row passes and the
+    # four- and one-row passes after: unit, stride-2 and stride-3 columns
+    "wide_block": ((15, 1200), lambda b: b[:, 100:700]),
+    "wide_block_3d": ((2, 17, 700), lambda b: b[:, :, 50:650]),
+    "step2_wide_tall": ((15, 1100), lambda b: b[:, ::2]),
+    "step3_wide_tall": ((13, 1800), lambda b: b[::-1, ::3]),
     "zero_d_view": ((6, 7), lambda b: b[2, 3, ...]),
     "column": ((6, 7), lambda b: b[:, 3]),
 }

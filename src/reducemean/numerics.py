@@ -626,6 +626,52 @@ def _col_add4(A, B, j, buf, k0, k1, k2, k3, tok):
     return impl
 
 
+@register_jitable
+def _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
+    """Eight widened storage values summed as a tree (plain-sum families)."""
+    return ((widen(buf[k0], tok) + widen(buf[k1], tok))
+            + (widen(buf[k2], tok) + widen(buf[k3], tok))) + (
+        (widen(buf[k4], tok) + widen(buf[k5], tok))
+        + (widen(buf[k6], tok) + widen(buf[k7], tok)))
+
+
+def col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
+    """Add eight storage values (eight rows of column ``j``) into its state at once.
+
+    Halves the state traffic of :func:`col_add4`: with wide blocks the states
+    live in L2, and their loads and stores, not memory, bounded the 16-bit,
+    int32 and float64 column loops.
+    """
+
+
+@overload(col_add8, jit_options=_OVERLOAD_OPTS)
+def _col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
+    fam = _family(buf, tok)
+    if fam == "F":
+
+        def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
+            A[j] += _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok)
+
+    elif fam in ("I", "U"):  # the plain sum is the low word of the state
+
+        def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
+            B[j] += _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok)
+
+    else:  # D, L, UL: both words change, value by value as add_value does
+
+        def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
+            a, b = add_value(A[j], B[j], buf, k0, tok)
+            a, b = add_value(a, b, buf, k1, tok)
+            a, b = add_value(a, b, buf, k2, tok)
+            a, b = add_value(a, b, buf, k3, tok)
+            a, b = add_value(a, b, buf, k4, tok)
+            a, b = add_value(a, b, buf, k5, tok)
+            a, b = add_value(a, b, buf, k6, tok)
+            A[j], B[j] = add_value(a, b, buf, k7, tok)
+
+    return impl
+
+
 def to_float(a, b, n, tok):
     """The mean ``state / n`` as a float64 (``n`` > 0)."""
 
