@@ -1138,3 +1138,45 @@ def test_property_dtype_argument(data):
     axis = data.draw(axis_for(a.ndim), label="axis")
     keepdims = data.draw(st.booleans(), label="keepdims")
     check_call(a, axis=axis, dtype=target, keepdims=keepdims)
+
+
+def _unaligned(x):
+    buf = bytearray(x.nbytes + 1)
+    u = np.frombuffer(buf, dtype=x.dtype, count=x.size, offset=1).reshape(x.shape)
+    u[...] = x
+    return u
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "uint8", "int64"])
+@pytest.mark.parametrize("shape, axis", [((8, 8), None), ((8, 8), 1), ((64, 128), 0),
+                                         ((3, 4, 5), 1), ((1,), None), ((300,), 0)])
+def test_repeated_small_calls_follow_each_input(name, shape, axis):
+    # Small calls are memoised after the first: every later array of the same
+    # shape and dtype, whatever its flags, must still get its own mean.
+    dt = np.dtype(name)
+    rng = np.random.default_rng(zlib.crc32(f"{name}{shape}{axis}".encode()))
+    first = make_data(dt, shape, rng)
+    check_call(first, axis=axis)
+    second = make_data(dt, shape, rng)
+    readonly = make_data(dt, shape, rng)
+    readonly.flags.writeable = False
+    swapped = make_data(dt, shape, rng).astype(dt.newbyteorder())
+    reversed_ = make_data(dt, shape, rng)[::-1]  # same shape, not C-contiguous
+    for a in (second, readonly, _unaligned(make_data(dt, shape, rng)), swapped, reversed_,
+              first * 0 + second):
+        check_call(a, axis=axis)
+        check_call(a, axis=axis)
+
+
+def test_unaligned_array_does_not_share_an_aligned_arrays_memo():
+    # The memo calls compiled kernels past Numba's dispatch, so an unaligned
+    # input must reach a kernel compiled for unaligned arrays.
+    from reducemean import numpy_api
+
+    a = np.arange(24.0).reshape(4, 6)
+    u = _unaligned(a)
+    assert a.flags.aligned and not u.flags.aligned
+    for x in (a, a, u, u):
+        assert reducemean.mean(x, axis=1).tolist() == np.mean(a, axis=1).tolist()
+    keys = [k for k in numpy_api._DIRECT if k[0] == (4, 6) and k[2] == a.dtype and k[3] == 1]
+    assert len(keys) == 2

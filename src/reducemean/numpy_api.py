@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 import warnings
+
+import numba
+import numpy as np
 
 from . import kernels, launch, states
 from .dispatch import entry_for
@@ -17,13 +18,21 @@ from .plan import normalize_axis
 _AXES: dict = {}
 
 # Small C-contiguous calls without dtype/out/where skip every decision after
-# the first: the key maps straight to (serial kernel, plan, dispatch entry,
-# token, result dtype, result shape).  Only plain int/None axes are keys
+# the first: the key maps straight to (serial kernel, its packed plan, the
+# number of outputs, token, result dtype, result shape, whether the input is
+# already flat, plan, dispatch entry).  Only plain int/None axes are keys
 # (1.0 == 1 and True == 1 as dict keys), and only inputs that are their own
 # storage dtype (integers, float32, float64) with float32/float64 results.
+# The key holds the array's flag bits rather than its strides: C-contiguity
+# fixes the strides that matter, and the ALIGNED bit keeps an unaligned array
+# off a kernel compiled for aligned ones, since the kernel is called through
+# its compiled entry point, past Numba's type dispatch.
 _DIRECT: dict = {}
 _DIRECT_MAX = 4096
 _DIRECT_DTYPES = frozenset([np.dtype(np.float32), np.dtype(np.float64)])
+# module globals: one lookup each on the memoised path
+_ndarray = np.ndarray
+_empty = np.empty
 
 
 def _numpy(a, axis, dtype, out, keepdims, where):
@@ -61,17 +70,17 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
       ``ValueError`` for a duplicate axis, ``TypeError`` for a non-integer
       axis.
     """
-    if type(a) is not np.ndarray:
+    if type(a) is not _ndarray:
         if isinstance(a, np.ndarray) or hasattr(type(a), "__array_function__"):
             return _numpy(a, axis, dtype, out, keepdims, where)
         a = np.asarray(a)
     if out is None and where is True and dtype is None and (axis is None or type(axis) is int):
-        hit = _DIRECT.get((a.shape, a.strides, a.dtype, axis, keepdims))
+        hit = _DIRECT.get((a.shape, a.flags.num, a.dtype, axis, keepdims))
         if hit is not None:
-            kern, plan, entry, tok, rd, shape = hit
-            res = np.empty(plan.nout, rd)
+            kern, params, nout, tok, rd, shape, flat, plan, entry = hit
+            res = _empty(nout, rd)
             # float32/float64 are their own storage: the flat view is enough
-            if kern(a.ravel(), plan.params, res, tok):
+            if kern(a if flat else a.ravel(), params, res, tok):
                 redo_out_of_range(a, plan, entry, res)
             return res[0] if shape is None else res.reshape(shape)
     entry = entry_for(a.dtype)
@@ -190,20 +199,38 @@ def _remember(a, axis, keepdims, plan, entry, rd):
     if len(_DIRECT) >= _DIRECT_MAX:
         _DIRECT.clear()
     shape = plan.out_shape if plan.out_shape else None
+    tok = entry.token_for(rd)
+    args = (a.ravel(), plan.params, np.empty(plan.nout, rd), tok)
     if plan.family == "inner" and len(plan.kept) == 1 and len(plan.reduced) == 1:
-        kern = kernels.rows_serial
+        kern = _compiled(kernels.rows_serial, args)
     elif plan.family == "inner":
-        kern = kernels.inner_serial
+        kern = _compiled(kernels.inner_serial, args)
     elif plan.family == "short":
-        kern = kernels.short_serial
+        kern = _compiled(kernels.short_serial, args)
     else:
         block = launch.block_width(plan.kept[-1][0])
+        outer = _compiled(kernels.outer_serial, args + (block,))
 
-        def kern(buf, p, out, tok, _block=block):  # positional: Numba's fast dispatch path
-            return kernels.outer_serial(buf, p, out, tok, _block)
-    _DIRECT[(a.shape, a.strides, a.dtype, axis, keepdims)] = (
-        kern, plan, entry, entry.token_for(rd), rd, shape,
+        def kern(buf, p, out, tok, _block=block):
+            return outer(buf, p, out, tok, _block)
+    _DIRECT[(a.shape, a.flags.num, a.dtype, axis, keepdims)] = (
+        kern, plan.params, plan.nout, tok, rd, shape, a.ndim == 1, plan, entry,
     )
+
+
+def _compiled(kernel, args):
+    """``kernel``'s compiled entry point for ``args``' exact Numba types, else ``kernel``.
+
+    Calling the entry point skips Numba's per-call type dispatch (about a
+    third of a small call).  It does no type checks of its own, so it is only
+    used for calls whose types the memo key fixes: dtype, ndim, layout,
+    alignment.  Whether an input is read-only does not matter to a kernel
+    that only reads it.
+    """
+    try:
+        return kernel.overloads[tuple(numba.typeof(x) for x in args)].entry_point
+    except (KeyError, AttributeError):  # not compiled for these exact types
+        return kernel
 
 
 launch._ON_CHANGE.append(_DIRECT.clear)
