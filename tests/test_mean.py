@@ -1180,3 +1180,17 @@ def test_unaligned_array_does_not_share_an_aligned_arrays_memo():
         assert reducemean.mean(x, axis=1).tolist() == np.mean(a, axis=1).tolist()
     keys = [k for k in numpy_api._DIRECT if k[0] == (4, 6) and k[2] == a.dtype and k[3] == 1]
     assert len(keys) == 2
+
+
+def test_memoised_axes_still_refuse_what_numpy_refuses():
+    # 1.0 == 1 and True == 1 as dict keys: a memo keyed on an int axis must
+    # not let a float or bool axis through where numpy raises.
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    for good in (1, (1,), (0, 1), None):
+        check_call(a, axis=good)
+        check_call(a, axis=good)
+    for bad in (1.0, (1.0,), (0, 1.0), (True,), True, (1, 1)):
+        _, ref_exc, _ = run(np.mean, a, axis=bad)
+        _, exc, _ = run(reducemean.mean, a, axis=bad)
+        assert ref_exc is not None, f"numpy accepted axis={bad!r}; bad test case"
+        assert type(exc) is type(ref_exc), (bad, exc, ref_exc)

@@ -20,8 +20,9 @@ _AXES: dict = {}
 # Small C-contiguous calls without dtype/out/where skip every decision after
 # the first: the key maps straight to (serial kernel, its packed plan, the
 # number of outputs, token, result dtype, result shape, whether the input is
-# already flat, plan, dispatch entry).  Only plain int/None axes are keys
-# (1.0 == 1 and True == 1 as dict keys), and only inputs that are their own
+# already flat, plan, dispatch entry).  Only None, plain ints and tuples of
+# plain ints are axis keys (1.0 == 1 and True == 1 as dict keys, and numpy
+# refuses float axes), and only inputs that are their own
 # storage dtype (integers, float32, float64) with float32/float64 results.
 # The key holds the array's flag bits rather than its strides: C-contiguity
 # fixes the strides that matter, and the ALIGNED bit keeps an unaligned array
@@ -33,6 +34,14 @@ _DIRECT_DTYPES = frozenset([np.dtype(np.float32), np.dtype(np.float64)])
 # module globals: one lookup each on the memoised path
 _ndarray = np.ndarray
 _empty = np.empty
+
+
+def _ints(axes):
+    """Whether every item of the tuple ``axes`` is a plain int (a memo key)."""
+    for i in axes:
+        if type(i) is not int:
+            return False
+    return True
 
 
 def _numpy(a, axis, dtype, out, keepdims, where):
@@ -74,7 +83,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         if isinstance(a, np.ndarray) or hasattr(type(a), "__array_function__"):
             return _numpy(a, axis, dtype, out, keepdims, where)
         a = np.asarray(a)
-    if out is None and where is True and dtype is None and (axis is None or type(axis) is int):
+    plain = axis is None or type(axis) is int or (type(axis) is tuple and _ints(axis))
+    if out is None and where is True and dtype is None and plain:
         hit = _DIRECT.get((a.shape, a.flags.num, a.dtype, axis, keepdims))
         if hit is not None:
             kern, params, nout, tok, rd, shape, flat, plan, entry = hit
@@ -93,7 +103,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         return _numpy(a, axis, dtype, out, keepdims, where)
 
     # Memoised only for plain ints, since 1.0 == 1 and True == 1 as dict keys.
-    key = (axis, a.ndim) if axis is None or type(axis) is int else None
+    key = (axis, a.ndim) if plain else None
     axes = _AXES.get(key) if key is not None else None
     if axes is None:
         try:
