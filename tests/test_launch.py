@@ -103,7 +103,11 @@ def spy(monkeypatch):
 
 def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
     reducemean.mean(np.ones(launch.PARALLEL_MIN // 2, np.float32))
-    assert spy[-1] == "inner_serial"
+    assert spy[-1] == "rows_serial"  # one run: the row loop, with a single row
+    # a single strided run, read backwards, through the same loop
+    a = np.arange(30001, dtype=np.float64)
+    assert reducemean.mean(a[::-3]) == float(sum(range(0, 30001, 3))) / 10001
+    assert spy[-1] == "rows_serial"
     reducemean.mean(np.ones(BIG, np.float32))
     if launch.numba.get_num_threads() > 1:
         assert spy[-1] in ("inner_parallel", "inner_split")
@@ -133,7 +137,7 @@ def test_serial_only_forces_serial_kernels(spy):
 def test_a_caller_that_finds_the_lock_taken_runs_serially(spy):
     with launch._lock:  # another thread's parallel reduction is in flight
         got = reducemean.mean(np.full(BIG, 3, np.int32))
-    assert spy == ["inner_serial"]
+    assert spy == ["rows_serial"]
     assert got == 3.0
 
 
@@ -146,7 +150,7 @@ def test_one_thread_means_serial(spy):
         reducemean.mean(np.ones(BIG, np.float32))
     finally:
         numba.set_num_threads(prev)
-    assert spy == ["inner_serial"]
+    assert spy == ["rows_serial"]
 
 
 def test_chunks_bound_partial_memory_by_threads():

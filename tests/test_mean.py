@@ -1182,6 +1182,29 @@ def test_unaligned_array_does_not_share_an_aligned_arrays_memo():
     assert len(keys) == 2
 
 
+def test_concurrent_small_full_reductions_each_get_their_own_mean():
+    # A memoised full reduction reuses a one-element buffer; threads calling
+    # it at once (the kernels release the GIL) must never see each other's sum.
+    import threading
+
+    arrays = [np.full((8, 8), float(i), np.float32) for i in range(8)]
+    check_call(arrays[0])
+    wrong = []
+
+    def work(i):
+        for _ in range(3000):
+            got = reducemean.mean(arrays[i])
+            if got != i:
+                wrong.append((i, got))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(arrays))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong, wrong[:5]
+
+
 def test_memoised_axes_still_refuse_what_numpy_refuses():
     # 1.0 == 1 and True == 1 as dict keys: a memo keyed on an int axis must
     # not let a float or bool axis through where numpy raises.

@@ -169,7 +169,7 @@ def _short_fixed(buf, out, tok, base, lo, hi, run):
 
 @njit(**_JIT)
 def _rows(buf, p, out, tok, lo, hi):
-    """Outputs [lo, hi) of a plan with one kept and one reduced dimension.
+    """Outputs [lo, hi) of a plan with one reduced dimension and at most one kept.
 
     The loop body is one run sum and one store.  The general inner kernel
     calls a helper per output, and Numba leaves reference-count updates of
@@ -177,10 +177,15 @@ def _rows(buf, p, out, tok, lo, hi):
     summing a row of a few hundred values.
     """
     base = p[0]
-    sk = p[6]
-    ok = p[7]
-    run = p[8]
-    step = p[9]
+    if p[2] == 0:  # a whole reduction: one output, one run
+        sk = ok = 0
+        run = p[5]
+        step = p[6]
+    else:
+        sk = p[6]
+        ok = p[7]
+        run = p[8]
+        step = p[9]
     bad = 0
     for o in range(lo, hi):
         a, b = run_sum(buf, base + o * sk, run, step, tok)
@@ -235,7 +240,7 @@ def short_parallel(buf, p, out, tok):
 
 @njit(**_JIT)
 def rows_serial(buf, p, out, tok):
-    """Rows (one kept, one reduced dim): one loop over the rows (see _rows)."""
+    """Rows (one kept, one reduced dim) or a whole single run: one loop over the rows (see _rows)."""
     return _rows(buf, p, out, tok, 0, p[4])
 
 

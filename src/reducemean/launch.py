@@ -89,7 +89,7 @@ def run(plan, buf, out, tok):
             finally:
                 _lock.release()
     if plan.family == "inner":
-        if len(plan.kept) == 1 and len(plan.reduced) == 1:
+        if len(plan.kept) <= 1 and len(plan.reduced) == 1:
             return kernels.rows_serial(buf, p, out, tok)
         return kernels.inner_serial(buf, p, out, tok)
     if plan.family == "short":

@@ -85,14 +85,27 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         a = np.asarray(a)
     plain = axis is None or type(axis) is int or (type(axis) is tuple and _ints(axis))
     if out is None and where is True and dtype is None and plain:
-        hit = _DIRECT.get((a.shape, a.flags.num, a.dtype, axis, keepdims))
-        if hit is not None:
+        try:
+            hit = _DIRECT[(a.shape, a.flags.num, a.dtype, axis, keepdims)]
+        except KeyError:  # a miss goes on to the full path, which costs far more
+            pass
+        else:
             kern, params, nout, tok, rd, shape, flat, plan, entry = hit
+            if type(shape) is list:
+                # A full reduction returns a scalar copy, so its one-element
+                # buffer is reused.  pop/append are atomic under the GIL: each
+                # thread has a buffer of its own while its kernel runs.
+                res = shape.pop() if shape else _empty(1, rd)
+                if kern(a if flat else a.ravel(), params, res, tok):
+                    redo_out_of_range(a, plan, entry, res)
+                val = res[0]
+                shape.append(res)
+                return val
             res = _empty(nout, rd)
             # float32/float64 are their own storage: the flat view is enough
             if kern(a if flat else a.ravel(), params, res, tok):
                 redo_out_of_range(a, plan, entry, res)
-            return res[0] if shape is None else res.reshape(shape)
+            return res if shape is True else res.reshape(shape)
     entry = entry_for(a.dtype)
     if entry is None:
         if a.dtype.isnative or a.dtype.kind not in "biufc":
@@ -208,10 +221,14 @@ def _masked_means(filled, axes, counts, rd):
 def _remember(a, axis, keepdims, plan, entry, rd):
     if len(_DIRECT) >= _DIRECT_MAX:
         _DIRECT.clear()
-    shape = plan.out_shape if plan.out_shape else None
+    # a list: a full reduction, its pool of one-element buffers; True: the
+    # flat result already has the result's shape; else the shape to give it
+    shape = plan.out_shape if plan.out_shape else []
+    if shape == (plan.nout,):
+        shape = True
     tok = entry.token_for(rd)
     args = (a.ravel(), plan.params, np.empty(plan.nout, rd), tok)
-    if plan.family == "inner" and len(plan.kept) == 1 and len(plan.reduced) == 1:
+    if plan.family == "inner" and len(plan.kept) <= 1 and len(plan.reduced) == 1:
         kern = _compiled(kernels.rows_serial, args)
     elif plan.family == "inner":
         kern = _compiled(kernels.inner_serial, args)
