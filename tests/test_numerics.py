@@ -4,8 +4,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from exact import ulp_distance
 from numba import njit
 
+import reducemean
 from reducemean import kernels, numerics
 from reducemean.numerics import BF16, HALF, NATIVE, bf16_to_f64, half_to_f64
 
@@ -138,3 +140,24 @@ def test_float32_to_bfloat16_rounds_like_ml_dtypes():
     nan = np.isnan(x)
     assert np.array_equal(got[~nan], want[~nan])
     assert np.isnan(got[nan].view(ml_dtypes.bfloat16).astype(np.float32)).all()
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 63, 64, 65, 127, 128, 129, 160, 1023, 1024, 1025, 3001])
+def test_float64_runs_are_compensated_at_every_lane_count(n):
+    # Rows of n values (contiguous, reversed and strided) cross each path of
+    # the float64 run sum: four scalar lanes, the short and the long laned
+    # loops, and their tails.  Large pairs cancel (1e15 - 1e15), so a plain
+    # float64 sum would lose the small values; the exact mean is a Fraction.
+    rng = np.random.default_rng(n)
+    rows = 6
+    x = rng.choice([-1.0, 1.0], (rows, 3 * n)) * 10.0 ** rng.uniform(-6, 6, (rows, 3 * n))
+    big = 1e15 * (1 + rng.random(rows))
+    for r in range(rows):
+        i, j = rng.choice(3 * n, 2, replace=False) if n > 1 else (0, 1)
+        x[r, i], x[r, j] = big[r], -big[r]
+    views = [x[:, :n], x[:, n - 1::-1], x[:, ::3]]
+    for v in views:
+        got = reducemean.mean(v, axis=1)
+        for r in range(rows):
+            exact = sum(map(Fraction, v[r].tolist())) / n
+            assert ulp_distance(got[r], exact, np.float64) <= 1, (n, r)

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import carray, njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic, overload, register_jitable
 
 # Reader tokens: empty arrays whose dtype tells the kernels how to widen a
@@ -253,8 +254,8 @@ def _state_arrays(n, buf, tok):
 def _two_sum_err(s, x, t):
     """The exact rounding error of ``t = s + x`` (Knuth's TwoSum).
 
-    Branch-free, unlike Neumaier's magnitude test, so the eight lanes of a
-    run vectorise; six flops per value still leave float64 memory-bound.
+    Branch-free, unlike Neumaier's magnitude test, so the lanes of a run
+    vectorise; six flops per value still leave float64 memory-bound.
     """
     z = t - s
     return (s - (t - z)) + (x - z)
@@ -292,10 +293,34 @@ def run_sum(buf, off, n, stride, tok):
     """The state of ``buf[off + i*stride]`` for ``i`` in ``range(n)``."""
 
 
-#: Lanes of the float64 compensated sum: a loop this long is vectorised, not unrolled.
+#: Lanes of the float64 compensated sum of a long run: a loop this long is
+#: vectorised, not unrolled.
 LANES = 64
-#: float64 runs shorter than this use four scalar lanes (no scratch to allocate).
+#: Lanes for runs shorter than _LONG_RUN: fewer lanes to merge at the end.
+#: Sixteen lanes measured slower than four scalar ones (LLVM unrolled the
+#: lane loop instead of vectorising it).
+SHORT_LANES = 32
+#: float64 runs shorter than this use four scalar lanes: zeroing and merging
+#: 32 lanes costs more than it saves below about 128 values.
+_LANED_RUN = 128
 _LONG_RUN = 1024
+
+
+@intrinsic
+def _stack_f64(typingctx, n):
+    """A pointer to ``n`` (a literal) float64s on the stack: lanes with no heap allocation.
+
+    The slot is made once, in the function's entry block, so a run sum inlined
+    into a loop reuses it instead of growing the stack.
+    """
+    if not isinstance(n, types.IntegerLiteral):
+        return None
+    size = n.literal_value
+
+    def codegen(context, builder, sig, args):
+        return cgutils.alloca_once(builder, ir.DoubleType(), size=size)
+
+    return types.CPointer(types.float64)(n), codegen
 
 
 # F: a plain float64 sum. Reassociation (the most fast-math the kernels allow:
@@ -345,79 +370,104 @@ def _run_f_strided(buf, off, n, stride, tok):
 
 
 @register_jitable
-def _run_d(buf, off, n, stride, tok):
-    """float64: TwoSum-compensated, in LANES independent lanes kept in memory.
+def _run_d4(buf, off, n, stride, tok):
+    """float64, a short run: four scalar TwoSum lanes."""
+    s0 = s1 = s2 = s3 = 0.0
+    c0 = c1 = c2 = c3 = 0.0
+    i = 0
+    while i + 4 <= n:
+        k = off + i * stride
+        x = widen(buf[np.uint64(k)], tok)
+        t = s0 + x
+        c0 += _two_sum_err(s0, x, t)
+        s0 = t
+        x = widen(buf[np.uint64(k + stride)], tok)
+        t = s1 + x
+        c1 += _two_sum_err(s1, x, t)
+        s1 = t
+        x = widen(buf[np.uint64(k + 2 * stride)], tok)
+        t = s2 + x
+        c2 += _two_sum_err(s2, x, t)
+        s2 = t
+        x = widen(buf[np.uint64(k + 3 * stride)], tok)
+        t = s3 + x
+        c3 += _two_sum_err(s3, x, t)
+        s3 = t
+        i += 4
+    while i < n:
+        x = widen(buf[np.uint64(off + i * stride)], tok)
+        t = s0 + x
+        c0 += _two_sum_err(s0, x, t)
+        s0 = t
+        i += 1
+    a, b = merge(s0, c0, s1, c1, tok)
+    a2, b2 = merge(s2, c2, s3, c3, tok)
+    return merge(a, b, a2, b2, tok)
+
+
+def _laned(lanes):
+    """float64 TwoSum in ``lanes`` independent lanes kept in memory (on the stack).
 
     Numba leaves LLVM's SLP vectoriser off, so lanes held in scalars would
     stay scalar; lanes in an array make the inner loop element-wise, which
     the loop vectoriser handles without reassociation (that would cancel the
     compensation).
     """
-    if n < _LONG_RUN:
-        s0 = s1 = s2 = s3 = 0.0
-        c0 = c1 = c2 = c3 = 0.0
-        i = 0
-        while i + 4 <= n:
-            k = off + i * stride
-            x = widen(buf[np.uint64(k)], tok)
-            t = s0 + x
-            c0 += _two_sum_err(s0, x, t)
-            s0 = t
-            x = widen(buf[np.uint64(k + stride)], tok)
-            t = s1 + x
-            c1 += _two_sum_err(s1, x, t)
-            s1 = t
-            x = widen(buf[np.uint64(k + 2 * stride)], tok)
-            t = s2 + x
-            c2 += _two_sum_err(s2, x, t)
-            s2 = t
-            x = widen(buf[np.uint64(k + 3 * stride)], tok)
-            t = s3 + x
-            c3 += _two_sum_err(s3, x, t)
-            s3 = t
-            i += 4
-        while i < n:
+
+    @register_jitable
+    def run(buf, off, n, stride, tok):
+        sa = carray(_stack_f64(lanes), lanes)
+        sc = carray(_stack_f64(lanes), lanes)
+        for k in range(lanes):
+            sa[k] = 0.0
+            sc[k] = 0.0
+        rows = n // lanes
+        for r in range(rows):
+            base = off + r * lanes * stride
+            if stride == 1:
+                for k in range(lanes):
+                    x = widen(buf[np.uint64(base + k)], tok)
+                    s = sa[k]
+                    t = s + x
+                    sc[k] += _two_sum_err(s, x, t)
+                    sa[k] = t
+            else:
+                for k in range(lanes):
+                    x = widen(buf[np.uint64(base + k * stride)], tok)
+                    s = sa[k]
+                    t = s + x
+                    sc[k] += _two_sum_err(s, x, t)
+                    sa[k] = t
+        # merge the lanes by halving: each level is element-wise, so it vectorises
+        h = lanes // 2
+        while h >= 1:
+            for k in range(h):
+                sa[k], sc[k] = merge(sa[k], sc[k], sa[k + h], sc[k + h], tok)
+            h //= 2
+        a = sa[0]
+        b = sc[0]
+        for i in range(rows * lanes, n):
             x = widen(buf[np.uint64(off + i * stride)], tok)
-            t = s0 + x
-            c0 += _two_sum_err(s0, x, t)
-            s0 = t
-            i += 1
-        a, b = merge(s0, c0, s1, c1, tok)
-        a2, b2 = merge(s2, c2, s3, c3, tok)
-        return merge(a, b, a2, b2, tok)
-    sa = np.zeros(LANES)
-    sc = np.zeros(LANES)
-    rows = n // LANES
-    for r in range(rows):
-        base = off + r * LANES * stride
-        if stride == 1:
-            for k in range(LANES):
-                x = widen(buf[np.uint64(base + k)], tok)
-                s = sa[k]
-                t = s + x
-                sc[k] += _two_sum_err(s, x, t)
-                sa[k] = t
-        else:
-            for k in range(LANES):
-                x = widen(buf[np.uint64(base + k * stride)], tok)
-                s = sa[k]
-                t = s + x
-                sc[k] += _two_sum_err(s, x, t)
-                sa[k] = t
-    # merge the lanes by halving: each level is element-wise, so it vectorises
-    h = LANES // 2
-    while h >= 1:
-        for k in range(h):
-            sa[k], sc[k] = merge(sa[k], sc[k], sa[k + h], sc[k + h], tok)
-        h //= 2
-    a = sa[0]
-    b = sc[0]
-    for i in range(rows * LANES, n):
-        x = widen(buf[np.uint64(off + i * stride)], tok)
-        t = a + x
-        b += _two_sum_err(a, x, t)
-        a = t
-    return a, b
+            t = a + x
+            b += _two_sum_err(a, x, t)
+            a = t
+        return a, b
+
+    return run
+
+
+_run_d_short = _laned(SHORT_LANES)
+_run_d_long = _laned(LANES)
+
+
+@register_jitable
+def _run_d(buf, off, n, stride, tok):
+    """float64: TwoSum-compensated; the lane count grows with the run."""
+    if n < _LANED_RUN:
+        return _run_d4(buf, off, n, stride, tok)
+    if n < _LONG_RUN:
+        return _run_d_short(buf, off, n, stride, tok)
+    return _run_d_long(buf, off, n, stride, tok)
 
 
 def _run_int(zero, split, shift, mask):
