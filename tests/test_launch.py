@@ -153,6 +153,21 @@ def test_one_thread_means_serial(spy):
     assert spy == ["rows_serial"]
 
 
+def test_few_column_blocks_split_the_rows(spy):
+    # One block of columns: two threads take half the rows each, then merge.
+    a = np.arange(4096 * 256, dtype=np.float64).reshape(4096, 256)
+    got = reducemean.mean(a, axis=0)
+    if launch.numba.get_num_threads() > 1:
+        assert spy[-1] == "outer_split"
+    assert np.array_equal(got, 256 * 2047.5 + np.arange(256.0))  # exact
+    # Under sixteen rows the pieces would be too short: no split, no merge.
+    b = np.arange(9 * 40000, dtype=np.float32).reshape(9, 40000)
+    got = reducemean.mean(b, axis=0)
+    if launch.numba.get_num_threads() > 1:
+        assert spy[-1] == "outer_parallel"
+    assert np.array_equal(got, (4 * 40000 + np.arange(40000.0)).astype(np.float32))
+
+
 def test_chunks_bound_partial_memory_by_threads():
     # partial states never exceed outputs x threads
     for units in (1, 2, 3, 7, 100):

@@ -37,7 +37,8 @@ import numpy as np
 from numba import njit, prange
 
 from .numerics import (
-    add_value, col_add, col_add4, col_add8, merge, run_sum, state_arrays, store, store_short, zero_state,
+    add_value, col_add, col_add4, col_add8, is_16bit, merge, run_sum, state_arrays, store,
+    store_short, zero_state,
 )
 
 #: Most outputs an ``outer`` kernel accumulates side by side: whole rows up to
@@ -147,8 +148,10 @@ def inner_split(buf, p, out, tok, chunks):
         pa[c * nout + o], pb[c * nout + o] = _inner_partial(
             buf, p, tok, src, n * c // chunks, n * (c + 1) // chunks
         )
+    # Fewer than 4 x threads outputs (launch._chunks): a second prange loop
+    # would cost more to compile (about 0.6 s on a cold call) than it saves.
     bad = 0
-    for o in prange(nout):
+    for o in range(nout):
         bad += _merge_store(pa, pb, out, p, o, chunks, tok)
     return bad
 
@@ -307,11 +310,12 @@ def _merge_store(pa, pb, out, p, o, chunks, tok):
 def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
     """Add reduced rows [lo, hi) of ``width`` columns starting at ``off`` into ``sa``/``sb``.
 
-    Wide rows are taken eight at a time (then four), so each state is loaded
-    and stored once per eight values: a block's states fill L2, and their
-    traffic, not memory, bounded the 16-bit, int32 and float64 loops at four.
-    Only unit-stride columns take eight (strided views are rare; each loop
-    variant adds to the first call's compile time).
+    Wide rows of unit stride are taken eight at a time, so each state is
+    loaded and stored once per eight values: a block's states fill L2, and
+    their traffic, not memory, bounded the 16-bit, int32 and float64 loops at
+    four.  Wide strided rows go four at a time (strided views are rare), and
+    the last few rows one at a time: each vectorised loop variant adds about
+    0.4 s to the first cold call's compile.
     Narrow rows (under NARROW columns) go one at a time: short interleaved
     streams defeat the hardware prefetcher, and measured at half the speed
     of one plain stream.
@@ -332,16 +336,12 @@ def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
                      np.uint64(r2 + j), np.uint64(r3 + j), np.uint64(r4 + j),
                      np.uint64(r5 + j), np.uint64(r6 + j), np.uint64(r7 + j), tok)
         f += 8
-    while f + 4 <= hi and width >= NARROW:
+    while f + 4 <= hi and width >= NARROW and step != 1:
         r0 = off + _reduced_offset(p, f, nr)
         r1 = off + _reduced_offset(p, f + 1, nr)
         r2 = off + _reduced_offset(p, f + 2, nr)
         r3 = off + _reduced_offset(p, f + 3, nr)
-        if step == 1:
-            for j in range(width):
-                col_add4(sa, sb, j, buf, np.uint64(r0 + j), np.uint64(r1 + j),
-                         np.uint64(r2 + j), np.uint64(r3 + j), tok)
-        elif step == 2 and buf.itemsize == 2:
+        if step == 2 and is_16bit(buf):
             # a [..., ::2] view of 16-bit values: with a constant stride LLVM
             # loads whole vectors instead of gathering (wider types measured
             # faster as gathers)
@@ -428,8 +428,11 @@ def outer_split(buf, p, out, tok, block, chunks):
             n * c // chunks, n * (c + 1) // chunks,
             pa[base:base + width], pb[base:base + width],
         )
+    # Serial: a second prange loop costs about 0.6 s more to compile on a
+    # cold call, and launch._chunks keeps the merge a small share of the work
+    # (at least eight rows per piece).
     bad = 0
-    for u in prange(units):
+    for u in range(units):
         bad += _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, block, tok)
     return bad
 

@@ -101,12 +101,13 @@ def _chunks(units, threads, count):
     """How many pieces to cut each unit's reduced range into, so every thread has work.
 
     At most ``threads`` pieces: partial states then take no more memory than
-    the output times the number of threads.
+    the output times the number of threads.  Each piece has at least eight
+    values per output, since the kernels merge the pieces on one thread.
     """
     if units >= 4 * threads:
         return 1
     want = -(-4 * threads // units)
-    return max(1, min(want, threads, count))
+    return max(1, min(want, threads, count // 8))
 
 
 #: Most outputs the interleaved (memory-order) inner kernel accumulates at once.

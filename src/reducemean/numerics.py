@@ -535,6 +535,20 @@ def _run_sum(buf, off, n, stride, tok):
     return _RUN_SUM[fam]
 
 
+def is_16bit(buf):
+    """Whether ``buf`` holds 16-bit values: a compile-time constant.
+
+    ``buf.itemsize`` is read from the array at run time, so a branch on it
+    keeps its loop in every dtype's code; this one is folded away.
+    """
+
+
+@overload(is_16bit, jit_options=_OVERLOAD_OPTS)
+def _is_16bit(buf):
+    wide = buf.dtype.bitwidth == 16
+    return lambda buf: wide
+
+
 def add_value(a, b, buf, k, tok):
     """The state ``(a, b)`` with the storage value ``buf[k]`` added.
 
