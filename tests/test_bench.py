@@ -183,3 +183,15 @@ def test_threshold_measure_restores_limit():
         assert len(res["rows"]) == 2
         assert res["recommended"] is None or res["recommended"] & (res["recommended"] - 1) == 0
     assert "recommended PARALLEL_MIN" in threshold.format_report(res) or res["rows"] == []
+
+
+def test_coldstart_times_a_columns_first_call_in_its_own_processes():
+    from reducemean.bench import coldstart
+
+    res = coldstart.measure(threads=1, small=(4, 4), big=(16, 8), timeout=300)
+    for run in (res["cold"], res["warm"], res["columns"]["cold"], res["columns"]["warm"]):
+        assert run["import_s"] > 0
+    assert "first_small_s" not in res["columns"]["cold"]  # the columns call comes first
+    assert res["columns"]["cold"]["first_big_s"] > 0
+    text = report.format_coldstart(res)
+    assert "(16, 8) over axis 0 (columns)" in text

@@ -6,7 +6,9 @@ interpreter, twice with the same temporary ``NUMBA_CACHE_DIR``: once while it
 is empty (cold: compilation) and once after the first run filled it (warm:
 cache loads).  Each run times the import, a first small call (a serial
 kernel), its second call, and a first large call (a parallel kernel, when
-the process has more than one thread).
+the process has more than one thread).  Those calls reduce rows; a second
+pair of fresh interpreters, with a cache of their own, makes a columns
+reduction its first call, since the column kernels take longest to compile.
 """
 
 from __future__ import annotations
@@ -25,17 +27,18 @@ t0 = clock()
 import numpy as np
 import reducemean
 t1 = clock()
-small = np.ones({small}, np.{dtype})
 res = {{"import_s": t1 - t0}}
-t2 = clock()
-reducemean.mean(small, axis=-1)
-t3 = clock()
-reducemean.mean(small, axis=-1)
-res.update(first_small_s=t3 - t2, second_small_s=clock() - t3)
+if {small} is not None:
+    small = np.ones({small}, np.{dtype})
+    t2 = clock()
+    reducemean.mean(small, axis={axis})
+    t3 = clock()
+    reducemean.mean(small, axis={axis})
+    res.update(first_small_s=t3 - t2, second_small_s=clock() - t3)
 if {big} is not None:
     big = np.ones({big}, np.{dtype})
     t4 = clock()
-    reducemean.mean(big, axis=-1)
+    reducemean.mean(big, axis={axis})
     res.update(first_big_s=clock() - t4)
 print(json.dumps(res))
 """
@@ -53,14 +56,27 @@ def _child_env(cache_dir, threads):
 
 
 def measure(threads=None, dtype="float32", small=(64, 64), big=(1024, 1024), timeout=600):
-    """Cold and warm first-call times, in seconds, from two fresh interpreters.
+    """Cold and warm first-call times, in seconds, from fresh interpreters.
 
     ``big`` should hold more than ``launch.PARALLEL_MIN`` elements so its
-    first call loads the parallel kernel; ``None`` leaves it out.
+    first call loads the parallel kernel; ``None`` leaves it out.  The
+    ``columns`` entry times ``big`` reduced over axis 0 as a process's first
+    call (the parallel column kernel when there are several threads, else
+    the serial one).
     """
-    code = _CHILD.format(small=tuple(small), big=tuple(big) if big else None, dtype=dtype)
     result = {"dtype": dtype, "small_shape": list(small), "big_shape": list(big) if big else None,
               "threads": threads}
+    rows = _CHILD.format(small=tuple(small), big=tuple(big) if big else None, dtype=dtype, axis=-1)
+    result["cold"], result["warm"] = _cold_and_warm(rows, threads, timeout)
+    if big:
+        cols = _CHILD.format(small=None, big=tuple(big), dtype=dtype, axis=0)
+        result["columns"] = dict(zip(("cold", "warm"), _cold_and_warm(cols, threads, timeout)))
+    return result
+
+
+def _cold_and_warm(code, threads, timeout):
+    """``code``'s JSON line from a run on an empty cache, then from one on the cache it filled."""
+    out = []
     with tempfile.TemporaryDirectory(prefix="reducemean-coldstart-") as cache_dir:
         for label in ("cold", "warm"):
             proc = subprocess.run(
@@ -70,5 +86,5 @@ def measure(threads=None, dtype="float32", small=(64, 64), big=(1024, 1024), tim
             if proc.returncode != 0:
                 tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
                 raise RuntimeError(f"{label} start failed: {tail}")
-            result[label] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
+            out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return out

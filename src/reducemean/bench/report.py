@@ -46,7 +46,6 @@ def format_large(rows, ceiling_gbps):
     peers = peers_in(rows)
     header = ["case", "shape", "axes", "dtype", "GB/s", "best", "%ceil"] + [f"vs {p}" for p in peers]
     body = []
-    notes = []
     for r in rows:
         ours = r["results"].get("reducemean", {})
         cells = [r["case"], r["shape"], _fmt_axes(r["axes"]), r["dtype"]]
@@ -118,6 +117,11 @@ def format_coldstart(res):
     if res.get("big_shape"):
         rows.append([f"first call {tuple(res['big_shape'])} (parallel kernel)",
                      s(cold, "first_big_s"), s(warm, "first_big_s")])
+    if res.get("columns"):
+        c = res["columns"]
+        rows += [["new interpreter: import reducemean", s(c["cold"], "import_s"), s(c["warm"], "import_s")],
+                 [f"first call {tuple(res['big_shape'])} over axis 0 (columns)",
+                  s(c["cold"], "first_big_s"), s(c["warm"], "first_big_s")]]
     return _table([f"first call, {res['dtype']}, fresh interpreter", "cold cache", "warm cache"],
                   rows, [False, True, True])
 
