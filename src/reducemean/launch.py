@@ -88,13 +88,19 @@ def run(plan, buf, out, tok):
                 return _run_parallel(plan, p, buf, out, tok, threads)
             finally:
                 _lock.release()
+    kernel, extra = serial_kernel(plan)
+    return kernel(buf, p, out, tok, *extra)
+
+
+def serial_kernel(plan):
+    """The serial kernel for ``plan``, and its arguments after ``(buf, p, out, tok)``."""
     if plan.family == "inner":
         if len(plan.kept) <= 1 and len(plan.reduced) == 1:
-            return kernels.rows_serial(buf, p, out, tok)
-        return kernels.inner_serial(buf, p, out, tok)
+            return kernels.rows_serial, ()
+        return kernels.inner_serial, ()
     if plan.family == "short":
-        return kernels.short_serial(buf, p, out, tok)
-    return kernels.outer_serial(buf, p, out, tok, block_width(plan.kept[-1][0]))
+        return kernels.short_serial, ()
+    return kernels.outer_serial, (block_width(plan.kept[-1][0]),)
 
 
 def _chunks(units, threads, count):

@@ -7,7 +7,7 @@ import warnings
 import numba
 import numpy as np
 
-from . import kernels, launch, states
+from . import launch, states
 from .dispatch import entry_for
 from .engine import (
     EMPTY_SLICE, get_plan, native, out_of_range, redo_out_of_range, reduce_into, supported_result,
@@ -19,8 +19,8 @@ _AXES: dict = {}
 
 # Small C-contiguous calls without dtype/out/where skip every decision after
 # the first: the key maps straight to (serial kernel, its packed plan, the
-# number of outputs, token, result dtype, result shape, whether the input is
-# already flat, plan, dispatch entry).  Only None, plain ints and tuples of
+# number of outputs, token, result dtype, result shape (see _remember),
+# whether the input is already flat, plan, dispatch entry).  Only None, plain ints and tuples of
 # plain ints are axis keys (1.0 == 1 and True == 1 as dict keys, and numpy
 # refuses float axes), and only inputs that are their own
 # storage dtype (integers, float32, float64) with float32/float64 results.
@@ -228,18 +228,13 @@ def _remember(a, axis, keepdims, plan, entry, rd):
         shape = True
     tok = entry.token_for(rd)
     args = (a.ravel(), plan.params, np.empty(plan.nout, rd), tok)
-    if plan.family == "inner" and len(plan.kept) <= 1 and len(plan.reduced) == 1:
-        kern = _compiled(kernels.rows_serial, args)
-    elif plan.family == "inner":
-        kern = _compiled(kernels.inner_serial, args)
-    elif plan.family == "short":
-        kern = _compiled(kernels.short_serial, args)
-    else:
-        block = launch.block_width(plan.kept[-1][0])
-        outer = _compiled(kernels.outer_serial, args + (block,))
+    kernel, extra = launch.serial_kernel(plan)
+    kern = _compiled(kernel, args + extra)
+    if extra:  # the outer kernel's block width, fixed by the plan
+        compiled = kern
 
-        def kern(buf, p, out, tok, _block=block):
-            return outer(buf, p, out, tok, _block)
+        def kern(buf, p, out, tok, _block=extra[0]):
+            return compiled(buf, p, out, tok, _block)
     _DIRECT[(a.shape, a.flags.num, a.dtype, axis, keepdims)] = (
         kern, plan.params, plan.nout, tok, rd, shape, a.ndim == 1, plan, entry,
     )
