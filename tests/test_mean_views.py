@@ -92,7 +92,7 @@ VIEWS = {
     "step2_wide": ((5, 1100), lambda b: b[:, ::2]),
     "step2_wide_negative": ((5, 1100), lambda b: b[::-1, ::-2]),
     # wide rows, enough of them for the column loop's eight-row passes and the
-    # four- and one-row passes after: unit, stride-2 and stride-3 columns
+    # one-row passes after: unit, stride-2 and stride-3 columns
     "wide_block": ((15, 1200), lambda b: b[:, 100:700]),
     "wide_block_3d": ((2, 17, 700), lambda b: b[:, :, 50:650]),
     "step2_wide_tall": ((15, 1100), lambda b: b[:, ::2]),

@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit, prange
 
 from .numerics import (
-    add_value, col_add, col_add4, col_add8, is_16bit, merge, run_sum, state_arrays, store,
+    add_value, col_add, col_add8, is_16bit, merge, run_sum, state_arrays, store,
     store_short, zero_state,
 )
 
@@ -310,19 +310,20 @@ def _merge_store(pa, pb, out, p, o, chunks, tok):
 def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
     """Add reduced rows [lo, hi) of ``width`` columns starting at ``off`` into ``sa``/``sb``.
 
-    Wide rows of unit stride are taken eight at a time, so each state is
-    loaded and stored once per eight values: a block's states fill L2, and
-    their traffic, not memory, bounded the 16-bit, int32 and float64 loops at
-    four.  Wide strided rows go four at a time (strided views are rare), and
-    the last few rows one at a time: each vectorised loop variant adds about
-    0.4 s to the first cold call's compile.
+    Wide rows are taken eight at a time, so each state is loaded and stored
+    once per eight values: a block's states fill L2, and their traffic, not
+    memory, bounded the 16-bit, int32 and float64 loops at four.  One loop
+    serves every stride (LLVM versions it for unit stride): each vectorised
+    loop variant adds about 0.4 s to the first cold call's compile, and a
+    separate four-row loop for strided rows measured no faster.  The last
+    few rows go one at a time.
     Narrow rows (under NARROW columns) go one at a time: short interleaved
     streams defeat the hardware prefetcher, and measured at half the speed
     of one plain stream.
     """
     nr = p[3]
     f = lo
-    while f + 8 <= hi and width >= NARROW and step == 1:
+    while f + 8 <= hi and width >= NARROW:
         r0 = off + _reduced_offset(p, f, nr)
         r1 = off + _reduced_offset(p, f + 1, nr)
         r2 = off + _reduced_offset(p, f + 2, nr)
@@ -331,30 +332,22 @@ def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
         r5 = off + _reduced_offset(p, f + 5, nr)
         r6 = off + _reduced_offset(p, f + 6, nr)
         r7 = off + _reduced_offset(p, f + 7, nr)
-        for j in range(width):
-            col_add8(sa, sb, j, buf, np.uint64(r0 + j), np.uint64(r1 + j),
-                     np.uint64(r2 + j), np.uint64(r3 + j), np.uint64(r4 + j),
-                     np.uint64(r5 + j), np.uint64(r6 + j), np.uint64(r7 + j), tok)
-        f += 8
-    while f + 4 <= hi and width >= NARROW and step != 1:
-        r0 = off + _reduced_offset(p, f, nr)
-        r1 = off + _reduced_offset(p, f + 1, nr)
-        r2 = off + _reduced_offset(p, f + 2, nr)
-        r3 = off + _reduced_offset(p, f + 3, nr)
         if step == 2 and is_16bit(buf):
             # a [..., ::2] view of 16-bit values: with a constant stride LLVM
-            # loads whole vectors instead of gathering (wider types measured
-            # faster as gathers)
+            # loads whole vectors instead of gathering (about 6x faster here;
+            # wider types measured no faster so)
             for j in range(width):
                 js = 2 * j
-                col_add4(sa, sb, j, buf, np.uint64(r0 + js), np.uint64(r1 + js),
-                         np.uint64(r2 + js), np.uint64(r3 + js), tok)
+                col_add8(sa, sb, j, buf, np.uint64(r0 + js), np.uint64(r1 + js),
+                         np.uint64(r2 + js), np.uint64(r3 + js), np.uint64(r4 + js),
+                         np.uint64(r5 + js), np.uint64(r6 + js), np.uint64(r7 + js), tok)
         else:
             for j in range(width):
                 js = j * step
-                col_add4(sa, sb, j, buf, np.uint64(r0 + js), np.uint64(r1 + js),
-                         np.uint64(r2 + js), np.uint64(r3 + js), tok)
-        f += 4
+                col_add8(sa, sb, j, buf, np.uint64(r0 + js), np.uint64(r1 + js),
+                         np.uint64(r2 + js), np.uint64(r3 + js), np.uint64(r4 + js),
+                         np.uint64(r5 + js), np.uint64(r6 + js), np.uint64(r7 + js), tok)
+        f += 8
     while f < hi:
         row = off + _reduced_offset(p, f, nr)
         for j in range(width):

@@ -631,65 +631,6 @@ def _col_add(A, B, j, buf, k, tok):
     return impl
 
 
-def col_add4(A, B, j, buf, k0, k1, k2, k3, tok):
-    """Add four storage values (four rows of column ``j``) into its state at once.
-
-    One load and store of the state per four values is what lets a column
-    reduction run at memory speed.
-    """
-
-
-@overload(col_add4, jit_options=_OVERLOAD_OPTS)
-def _col_add4(A, B, j, buf, k0, k1, k2, k3, tok):
-    fam = _family(buf, tok)
-    if fam == "F":
-
-        def impl(A, B, j, buf, k0, k1, k2, k3, tok):
-            A[j] += (widen(buf[k0], tok) + widen(buf[k1], tok)) + (
-                widen(buf[k2], tok) + widen(buf[k3], tok)
-            )
-
-    elif fam == "D":
-
-        def impl(A, B, j, buf, k0, k1, k2, k3, tok):
-            s = A[j]
-            c = B[j]
-            x = widen(buf[k0], tok)
-            t = s + x
-            c += _two_sum_err(s, x, t)
-            x = widen(buf[k1], tok)
-            s = t + x
-            c += _two_sum_err(t, x, s)
-            x = widen(buf[k2], tok)
-            t = s + x
-            c += _two_sum_err(s, x, t)
-            x = widen(buf[k3], tok)
-            s = t + x
-            c += _two_sum_err(t, x, s)
-            A[j] = s
-            B[j] = c
-
-    elif fam in ("L", "UL"):
-        shift, mask = (_I32, _IM32) if fam == "L" else (_S32, _M32)
-
-        def impl(A, B, j, buf, k0, k1, k2, k3, tok):
-            x0 = widen(buf[k0], tok)
-            x1 = widen(buf[k1], tok)
-            x2 = widen(buf[k2], tok)
-            x3 = widen(buf[k3], tok)
-            A[j] += ((x0 >> shift) + (x1 >> shift)) + ((x2 >> shift) + (x3 >> shift))
-            B[j] += ((x0 & mask) + (x1 & mask)) + ((x2 & mask) + (x3 & mask))
-
-    else:
-
-        def impl(A, B, j, buf, k0, k1, k2, k3, tok):
-            B[j] += (widen(buf[k0], tok) + widen(buf[k1], tok)) + (
-                widen(buf[k2], tok) + widen(buf[k3], tok)
-            )
-
-    return impl
-
-
 @register_jitable
 def _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
     """Eight widened storage values summed as a tree (plain-sum families)."""
@@ -702,9 +643,10 @@ def _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
 def col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
     """Add eight storage values (eight rows of column ``j``) into its state at once.
 
-    Halves the state traffic of :func:`col_add4`: with wide blocks the states
-    live in L2, and their loads and stores, not memory, bounded the 16-bit,
-    int32 and float64 column loops.
+    One load and store of the state per eight values is what lets a column
+    reduction run at memory speed: with wide blocks the states live in L2,
+    and with four values per pass their loads and stores, not memory,
+    bounded the 16-bit, int32 and float64 column loops.
     """
 
 
