@@ -142,12 +142,19 @@ def test_float32_to_bfloat16_rounds_like_ml_dtypes():
     assert np.isnan(got[nan].view(ml_dtypes.bfloat16).astype(np.float32)).all()
 
 
-@pytest.mark.parametrize("n", [1, 3, 4, 5, 63, 64, 65, 127, 128, 129, 160, 1023, 1024, 1025, 3001])
+@pytest.mark.parametrize(
+    "n", [1, 3, 4, 5, 7, 8, 12, 15, 16, 17, 20, 23, 24, 28, 31, 63, 64, 65, 100, 127, 128, 129,
+          160, 1023, 1024, 1025, 3001],
+)
 def test_float64_runs_are_compensated_at_every_lane_count(n):
-    # Rows of n values (contiguous, reversed and strided) cross each path of
-    # the float64 run sum: four scalar lanes, the short and the long laned
-    # loops, and their tails.  Large pairs cancel (1e15 - 1e15), so a plain
-    # float64 sum would lose the small values; the exact mean is a Fraction.
+    # Rows of n values cross each path of the float64 run sum.  Contiguous
+    # runs take the vector lanes (blocks of eight, a last block of four, then
+    # up to three values one by one): in the row kernel (rows of 16 or more,
+    # and a whole reduction), and inside the general inner kernel (the 3-D
+    # view).  Reversed and strided rows take the four scalar lanes or the
+    # short and long laned loops, and their tails.
+    # Large pairs cancel (1e15 - 1e15), so a plain float64 sum would lose the
+    # small values; the exact mean is a Fraction.
     rng = np.random.default_rng(n)
     rows = 6
     x = rng.choice([-1.0, 1.0], (rows, 3 * n)) * 10.0 ** rng.uniform(-6, 6, (rows, 3 * n))
@@ -161,3 +168,11 @@ def test_float64_runs_are_compensated_at_every_lane_count(n):
         for r in range(rows):
             exact = sum(map(Fraction, v[r].tolist())) / n
             assert ulp_distance(got[r], exact, np.float64) <= 1, (n, r)
+    whole = reducemean.mean(x[0, :n])
+    assert ulp_distance(whole, sum(map(Fraction, x[0, :n].tolist())) / n, np.float64) <= 1, n
+    # outputs over two reduced dims: each sums two contiguous runs of n
+    v3 = x[:, :n].reshape(2, 3, n)
+    got = reducemean.mean(v3, axis=(0, 2))
+    for k in range(3):
+        exact = sum(map(Fraction, v3[:, k].ravel().tolist())) / (2 * n)
+        assert ulp_distance(got[k], exact, np.float64) <= 1, (n, k)
