@@ -57,7 +57,8 @@ def test_cli_tiny_without_optional_packages(tmp_path, monkeypatch, capsys):
         ours = row["results"]["reducemean"]
         assert ours["ok"], row  # reducemean agrees with a float64 mean
         assert ours["median_s"] >= ours["best_s"] > 0
-    assert len(record["small"]) == len(cases.SMALL)
+    assert len(record["small"]) == len(cases.SMALL) * len(cases.SMALL_DTYPES)
+    assert {r["dtype"] for r in record["small"]} == set(cases.SMALL_DTYPES)
     assert {"cold", "warm"} <= set(record["coldstart"])
     assert [s["case"] for s in record["scaling"]] == [c for c, _ in cases.SCALING_CASES]
 

@@ -96,7 +96,8 @@ LARGE = (
     Case("tall_skinny", (16 * M, 4), (1,), 0, label="tall-skinny"),
 )
 
-#: Small inputs: (shape, axes).  Per-call time matters here, not bandwidth.
+#: Small inputs: (shape, axes), each in every SMALL_DTYPES.  Per-call time
+#: matters here, not bandwidth.
 SMALL = (
     ((1,), None),  # the Python layer's cost: nothing to reduce
     ((8, 8), None),
@@ -110,6 +111,8 @@ SMALL = (
     ((256, 256), (0,)),
     ((256, 256), (1,)),
 )
+#: float64 is numpy's default; float32 is what models use.
+SMALL_DTYPES = ("float32", "float64")
 
 #: Sections of a run, selectable with ``--cases``.
 SECTIONS = ("large", "small", "coldstart", "scaling", "threshold")

@@ -193,14 +193,15 @@ def run_case(case, x, adapters, settings, check):
 
 def run_small(settings, progress):
     rows = []
-    for shape, axes in C.SMALL:
-        x = C.fill(int(np.prod(shape)), np.dtype(np.float32)).reshape(shape)
-        t = compare_fast({"reducemean": lambda: reducemean.mean(x, axis=axes),
-                          "numpy": lambda: np.mean(x, axis=axes)}, target=settings.small_target)
-        rows.append({"shape": list(shape), "axes": list(axes) if axes is not None else None,
-                     "dtype": "float32", "reducemean_s": t["reducemean"].median,
-                     "numpy_s": t["numpy"].median})
-        progress.step(f"small {shape}")
+    for dtype in C.SMALL_DTYPES:
+        for shape, axes in C.SMALL:
+            x = C.fill(int(np.prod(shape)), np.dtype(dtype)).reshape(shape)
+            t = compare_fast({"reducemean": lambda: reducemean.mean(x, axis=axes),
+                              "numpy": lambda: np.mean(x, axis=axes)}, target=settings.small_target)
+            rows.append({"shape": list(shape), "axes": list(axes) if axes is not None else None,
+                         "dtype": dtype, "reducemean_s": t["reducemean"].median,
+                         "numpy_s": t["numpy"].median})
+            progress.step(f"small {shape} {dtype}")
     return rows
 
 
@@ -209,7 +210,7 @@ def _steps(args, settings):
     if "large" in args.sections:
         n += len(args.case_list) * len(args.dtype_names)
     if "small" in args.sections:
-        n += len(C.SMALL)
+        n += len(C.SMALL) * len(C.SMALL_DTYPES)
     if "coldstart" in args.sections:
         n += 1
     if "scaling" in args.sections:
@@ -328,7 +329,7 @@ def _run(args, settings, threads):
         emit(report.format_coldstart(record["coldstart"]))
     if "small" in record:
         emit()
-        emit("Small inputs, float32, per call (median):")
+        emit("Small inputs, per call (median):")
         emit(report.format_small(record["small"], record["overhead"]))
     for s in record.get("scaling", []):
         emit()
