@@ -462,7 +462,6 @@ _run_d_long = _laned(LANES)
 
 
 _V4 = ir.VectorType(ir.DoubleType(), 4)
-_V2 = ir.VectorType(ir.DoubleType(), 2)
 
 
 def _vec_two_sum(builder, s, c, x):
@@ -506,11 +505,12 @@ def _f64_lanes8(typingctx, buf, off, n):
     """The TwoSum state of ``buf[off : off + n - n % 4]`` (contiguous float64): eight lanes.
 
     Written as LLVM vector code: two vectors of four lanes (Fast2Sum), a
-    last block of four into the first, then the lanes merged (TwoSum).  Numba leaves LLVM's SLP
-    vectoriser off, and LLVM fully unrolls a loop over 8 or 16 lanes before
-    its loop vectoriser sees it, so lanes written in Python stay scalar (four
-    times slower on short runs), and the 32-lane loop of :func:`_laned`
-    measured half this speed on runs of 128 to 1000 values.
+    last block of four into the first, then the lanes merged (TwoSum).
+    Numba leaves LLVM's SLP vectoriser off, and LLVM fully unrolls a loop
+    over 8 or 16 lanes before its loop vectoriser sees it, so lanes written
+    in Python stay scalar (four times slower on short runs), and the 32-lane
+    loop of :func:`_laned` measured half this speed on runs of 128 to 1000
+    values.
     """
     if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"
             and buf.dtype == types.float64):
@@ -537,7 +537,8 @@ def _f64_lanes8(typingctx, buf, off, n):
         builder.position_at_end(body)
         ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 8))])
         x0 = builder.load(builder.bitcast(ptr, vptr), align=align)
-        x1 = builder.load(builder.bitcast(builder.gep(ptr, [ir.Constant(i64, 4)]), vptr), align=align)
+        ptr4 = builder.gep(ptr, [ir.Constant(i64, 4)])
+        x1 = builder.load(builder.bitcast(ptr4, vptr), align=align)
         s0n, c0n = _vec_fast_two_sum(builder, s0, c0, x0)
         s1n, c1n = _vec_fast_two_sum(builder, s1, c1, x1)
         nxt = builder.add(i, ir.Constant(i64, 1))
@@ -546,9 +547,11 @@ def _f64_lanes8(typingctx, buf, off, n):
         builder.branch(head)
         builder.position_at_end(done)
         # four values left: one more step of the first vector
-        four = builder.icmp_signed("!=", builder.and_(args[2], ir.Constant(i64, 4)), ir.Constant(i64, 0))
+        four = builder.icmp_signed("!=", builder.and_(args[2], ir.Constant(i64, 4)),
+                                   ir.Constant(i64, 0))
         with builder.if_then(four):
-            last = builder.bitcast(builder.gep(base, [builder.mul(blocks, ir.Constant(i64, 8))]), vptr)
+            last = builder.gep(base, [builder.mul(blocks, ir.Constant(i64, 8))])
+            last = builder.bitcast(last, vptr)
             s0f, c0f = _vec_fast_two_sum(builder, s0, c0, builder.load(last, align=align))
             tail = builder.basic_block
         s0 = _phi2(builder, s0, done, s0f, tail)
@@ -560,8 +563,8 @@ def _f64_lanes8(typingctx, buf, off, n):
                             builder.fadd(_lanes(builder, c, lo), _lanes(builder, c, hi)),
                             _lanes(builder, s, hi))
         k0, k1 = ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1)
-        a, b = _vec_two_sum(builder, builder.extract_element(s, k0),
-                            builder.fadd(builder.extract_element(c, k0), builder.extract_element(c, k1)),
+        c = builder.fadd(builder.extract_element(c, k0), builder.extract_element(c, k1))
+        a, b = _vec_two_sum(builder, builder.extract_element(s, k0), c,
                             builder.extract_element(s, k1))
         return context.make_tuple(builder, sig.return_type, (a, b))
 
@@ -626,7 +629,7 @@ def _run_d_plain(buf, off, n, stride, tok):
 
 @register_jitable
 def _run_d(buf, off, n, stride, tok):
-    """float64 (strided, scaled or a narrow float read exactly): the lane count grows with the run."""
+    """float64 (strided, scaled, or a narrow float read exactly): lanes grow with the run."""
     if n < _LANED_RUN:
         return _run_d4(buf, off, n, stride, tok)
     if n < _LONG_RUN:
