@@ -590,40 +590,22 @@ def _is_plain_f64(buf, tok):
 
 
 @register_jitable
-def _run_plain_f64(buf, off, n):
+def _run_plain_f64(buf, off, n, tok):
     m = n - n % 4
     if m:
         a, b = _f64_lanes8(buf, off, n)
     else:
         a = b = 0.0
     for i in range(m, n):
-        x = buf[np.uint64(off + i)]
-        t = a + x
-        b += _two_sum_err(a, x, t)
-        a = t
+        a, b = add_value(a, b, buf, np.uint64(off + i), tok)
     return a, b
-
-
-def run_sum_f64(buf, off, n, tok):
-    """:func:`run_sum` of a contiguous run, for plain float64 (see :func:`is_plain_f64`).
-
-    Numba types a branch even when a compile-time constant rules it out, so
-    other storage gets plain :func:`run_sum` (same result, never called).
-    """
-
-
-@overload(run_sum_f64, jit_options=_OVERLOAD_OPTS)
-def _run_sum_f64(buf, off, n, tok):
-    if _plain_f64(buf, tok):
-        return lambda buf, off, n, tok: _run_plain_f64(buf, off, n)
-    return lambda buf, off, n, tok: run_sum(buf, off, n, 1, tok)
 
 
 @register_jitable
 def _run_d_plain(buf, off, n, stride, tok):
     """Plain float64: the vector lanes for contiguous runs."""
     if stride == 1:
-        return _run_plain_f64(buf, off, n)
+        return _run_plain_f64(buf, off, n, tok)
     return _run_d(buf, off, n, stride, tok)
 
 
