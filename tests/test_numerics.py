@@ -87,17 +87,21 @@ def test_split_divmod_matches_python_integers(n):
 def test_float_finish_is_the_once_rounded_quotient():
     # (a + b) / n as a double-double over an integer: compare with Fraction rounding
     rng = np.random.default_rng(5)
-    fin = numerics.to_float
+    cases = []
     for _ in range(2000):
         a = float(rng.standard_normal() * 10.0 ** rng.integers(-5, 5))
-        b = a * 2.0**-60 * float(rng.standard_normal())
-        n = int(rng.integers(1, 10**6))
+        cases.append((a, a * 2.0**-60 * float(rng.standard_normal()), int(rng.integers(1, 10**6))))
+    # the whole exponent range: up to the 2**995 headroom, and subnormal quotients
+    for _ in range(2000):
+        a = float(rng.standard_normal() * 2.0 ** rng.integers(-1074, 994))
+        b = a * 2.0**-55 * float(rng.standard_normal())
+        cases.append((a, b, int(rng.integers(1, 2**45))))
+    for a, b, n in cases:
         got = _to_float_py(a, b, n)
         exact = (Fraction(a) + Fraction(b)) / n
         err = abs(Fraction(got) - exact)
         ulp = Fraction(np.spacing(abs(float(exact))))
         assert err <= ulp / 2 * Fraction(1001, 1000), (a, b, n)
-    assert fin is not None
 
 
 @njit

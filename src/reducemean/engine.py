@@ -89,7 +89,7 @@ def redo_out_of_range(a, plan, entry, target):
 
     A float64 sum can overflow where the mean cannot (values near the
     largest float64), and in the state an overflow looks like an Inf input;
-    a sum above ``2**995`` is also too large for the once-rounded division.
+    sums above ``2**995`` take this pass too, a margin kept below overflow.
     The kernels count such sums.  The second pass reads every value times
     ``2**-k`` (exact for all but values near the smallest normals), so every
     sum of ``plan.count`` finite values stays in range, and scales the means

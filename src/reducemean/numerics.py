@@ -59,11 +59,11 @@ def scaled_token(count):
     """A token that reads float64 values times ``2**-k``; returns ``(token, 2**k)``.
 
     ``k`` is chosen so that no sum of ``count`` finite float64 values
-    reaches ``2**995``, where the once-rounded division needs its headroom:
-    the second pass for sums beyond the float64 range.  Scaling by a power of
+    reaches ``2**995``, the limit above which a sum takes this second pass
+    (for sums beyond the float64 range).  Scaling by a power of
     two is exact for every value above ``2**(k - 1022)``.
     """
-    k = int(count).bit_length() + 30  # sums stay below 2**995 (see to_float)
+    k = int(count).bit_length() + 30  # sums stay below 2**995 (see store)
     return np.array([2.0**-k]), 2.0**k
 
 _U64 = np.uint64
@@ -856,22 +856,22 @@ def _quotient_to_float(q, r, n):
     return qh + (tail + np.float64(r) / np.float64(n))
 
 
-_SPLITTER = 134217729.0  # 2**27 + 1
-_SPLIT_SAFE = 2.0**995  # splitting larger values could overflow
+_SUM_LIMIT = 2.0**995  # larger sums take the engine's scaled second pass
 
 
-@register_jitable
-def _two_prod(x, y):
-    """``x * y = p + e`` exactly (Dekker)."""
-    p = x * y
-    c = _SPLITTER * x
-    xh = c - (c - x)
-    xl = x - xh
-    c = _SPLITTER * y
-    yh = c - (c - y)
-    yl = y - yh
-    e = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
-    return p, e
+@intrinsic
+def _fma(typingctx, x, y, z):
+    """``x * y + z`` rounded once: LLVM's ``fma`` (one instruction where the CPU has it)."""
+    if not all(t == types.float64 for t in (x, y, z)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        f64 = ir.DoubleType()
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(f64, [f64] * 3), "llvm.fma.f64")
+        return builder.call(fn, args)
+
+    return types.float64(types.float64, types.float64, types.float64), codegen
 
 
 def _make_split_divmod(shift16, mask16, shift32):
@@ -928,15 +928,16 @@ def _to_float(a, b, n, tok):
 
         def impl_f(a, b, n, tok):
             nf = np.float64(n)
-            q = a / nf
-            if not np.isfinite(q) or abs(a) > _SPLIT_SAFE:
+            inv = 1.0 / nf  # loop-invariant in a row loop: hoisted, one division
+            q = a * inv
+            if not np.isfinite(a):
                 # an Inf or NaN sum makes the error term meaningless (Inf - Inf)
-                return (a + b) / nf if np.isfinite(a) else q
-            # (a + b) / n rounded once: the exact remainder of q * n (TwoProduct
-            # by Veltkamp splitting, since Numba exposes no fma) corrects q.
-            p, e = _two_prod(q, nf)
-            r = ((a - p) - e) + b
-            return q + r / nf
+                return q
+            # (a + b) / n rounded once in practice: q is within two ulps, the
+            # remainder a - q * n is exact in one fma, and the correction joins
+            # q in the last rounding: no second division on a row's critical path.
+            r = _fma(-q, nf, a) + b
+            return _fma(r, inv, q)
 
         return impl_f
     if isinstance(a, types.Integer) and a.signed:
@@ -992,14 +993,14 @@ def store(out, i, a, b, n, tok):
 
     A 2-D ``out`` receives the state itself: ``out[i] = (a, b)``.  Returns 1
     when a float sum is out of range: Inf or NaN (an Inf or NaN input, or a
-    float64 sum that overflowed: the caller tells them apart) or too large
-    for the once-rounded division (above ``2**995``); else 0.
+    float64 sum that overflowed: the caller tells them apart) or above
+    ``2**995``, which the engine's scaled second pass finishes; else 0.
     """
 
 
 @register_jitable
 def _out_of_range(a):
-    return np.int64(0) if abs(a) <= _SPLIT_SAFE else np.int64(1)
+    return np.int64(0) if abs(a) <= _SUM_LIMIT else np.int64(1)
 
 
 @overload(store, jit_options=_OVERLOAD_OPTS)
