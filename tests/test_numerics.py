@@ -155,12 +155,13 @@ def test_float64_runs_are_compensated_at_every_lane_count(n):
     # runs take the vector lanes (blocks of eight, a last block of four, then
     # up to three values one by one): in the row kernel (rows of 16 or more,
     # and a whole reduction), and inside the general inner kernel (the 3-D
-    # view).  Reversed and strided rows take the four scalar lanes or the
-    # short and long laned loops, and their tails.
+    # view).  The row kernel sums contiguous rows two at a time in one loop;
+    # an odd row count leaves one row alone.  Reversed and strided rows take
+    # the four scalar lanes or the short and long laned loops, and their tails.
     # Large pairs cancel (1e15 - 1e15), so a plain float64 sum would lose the
     # small values; the exact mean is a Fraction.
     rng = np.random.default_rng(n)
-    rows = 6
+    rows = 7
     x = rng.choice([-1.0, 1.0], (rows, 3 * n)) * 10.0 ** rng.uniform(-6, 6, (rows, 3 * n))
     big = 1e15 * (1 + rng.random(rows))
     for r in range(rows):
@@ -175,7 +176,7 @@ def test_float64_runs_are_compensated_at_every_lane_count(n):
     whole = reducemean.mean(x[0, :n])
     assert ulp_distance(whole, sum(map(Fraction, x[0, :n].tolist())) / n, np.float64) <= 1, n
     # outputs over two reduced dims: each sums two contiguous runs of n
-    v3 = x[:, :n].reshape(2, 3, n)
+    v3 = x[:6, :n].reshape(2, 3, n)
     got = reducemean.mean(v3, axis=(0, 2))
     for k in range(3):
         exact = sum(map(Fraction, v3[:, k].ravel().tolist())) / (2 * n)

@@ -500,27 +500,20 @@ def _lanes(builder, v, idx):
     return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), len(idx)), idx))
 
 
-@intrinsic
-def _f64_lanes8(typingctx, buf, off, n):
-    """The TwoSum state of ``buf[off : off + n - n % 4]`` (contiguous float64): eight lanes.
+def _lanes8_codegen(rows):
+    """Code for :func:`_f64_lanes8` over ``rows`` runs of the same length, in one loop.
 
-    Written as LLVM vector code: two vectors of four lanes (Fast2Sum), a
-    last block of four into the first, then the lanes merged (TwoSum).
-    Numba leaves LLVM's SLP vectoriser off, and LLVM fully unrolls a loop
-    over 8 or 16 lanes before its loop vectoriser sees it, so lanes written
-    in Python stay scalar (four times slower on short runs), and the 32-lane
-    loop of :func:`_laned` measured half this speed on runs of 128 to 1000
-    values.
+    Two vectors of four lanes per run (Fast2Sum), a last block of four into
+    the first, then each run's lanes merged (TwoSum).  Returns ``(a, b)`` per
+    run, flattened.
     """
-    if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"
-            and buf.dtype == types.float64):
-        return None
 
     def codegen(context, builder, sig, args):
         ary = context.make_array(sig.args[0])(context, builder, args[0])
+        n = args[-1]
         align = 8 if sig.args[0].aligned else 1
         i64 = ir.IntType(64)
-        base = builder.gep(ary.data, [args[1]])
+        bases = [builder.gep(ary.data, [off]) for off in args[1:1 + rows]]
         zero = ir.Constant(_V4, None)
         vptr = _V4.as_pointer()
         entry = builder.basic_block
@@ -529,64 +522,98 @@ def _f64_lanes8(typingctx, buf, off, n):
         done = builder.append_basic_block("lanes8.done")
         builder.branch(head)
         builder.position_at_end(head)
-        i, s0, c0, s1, c1 = (builder.phi(t) for t in (i64, _V4, _V4, _V4, _V4))
-        for phi, init in zip((i, s0, c0, s1, c1), (ir.Constant(i64, 0), zero, zero, zero, zero)):
-            phi.add_incoming(init, entry)
-        blocks = builder.ashr(args[2], ir.Constant(i64, 3))
+        i = builder.phi(i64)
+        i.add_incoming(ir.Constant(i64, 0), entry)
+        acc = [builder.phi(_V4) for _ in range(4 * rows)]  # s0, c0, s1, c1 per run
+        for phi in acc:
+            phi.add_incoming(zero, entry)
+        blocks = builder.ashr(n, ir.Constant(i64, 3))
         builder.cbranch(builder.icmp_signed("<", i, blocks), body, done)
         builder.position_at_end(body)
-        ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 8))])
-        x0 = builder.load(builder.bitcast(ptr, vptr), align=align)
-        ptr4 = builder.gep(ptr, [ir.Constant(i64, 4)])
-        x1 = builder.load(builder.bitcast(ptr4, vptr), align=align)
-        s0n, c0n = _vec_fast_two_sum(builder, s0, c0, x0)
-        s1n, c1n = _vec_fast_two_sum(builder, s1, c1, x1)
-        nxt = builder.add(i, ir.Constant(i64, 1))
-        for phi, val in zip((i, s0, c0, s1, c1), (nxt, s0n, c0n, s1n, c1n)):
+        nxt_acc = []
+        for r, base in enumerate(bases):
+            ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 8))])
+            x0 = builder.load(builder.bitcast(ptr, vptr), align=align)
+            x1 = builder.load(builder.bitcast(builder.gep(ptr, [ir.Constant(i64, 4)]), vptr),
+                              align=align)
+            s0, c0, s1, c1 = acc[4 * r:4 * r + 4]
+            nxt_acc += [*_vec_fast_two_sum(builder, s0, c0, x0),
+                        *_vec_fast_two_sum(builder, s1, c1, x1)]
+        i.add_incoming(builder.add(i, ir.Constant(i64, 1)), builder.basic_block)
+        for phi, val in zip(acc, nxt_acc):
             phi.add_incoming(val, builder.basic_block)
         builder.branch(head)
         builder.position_at_end(done)
-        # four values left: one more step of the first vector
-        four = builder.icmp_signed("!=", builder.and_(args[2], ir.Constant(i64, 4)),
+        # four values left: one more step of each run's first vector
+        four = builder.icmp_signed("!=", builder.and_(n, ir.Constant(i64, 4)),
                                    ir.Constant(i64, 0))
         with builder.if_then(four):
-            last = builder.gep(base, [builder.mul(blocks, ir.Constant(i64, 8))])
-            last = builder.bitcast(last, vptr)
-            s0f, c0f = _vec_fast_two_sum(builder, s0, c0, builder.load(last, align=align))
+            last = []
+            for r, base in enumerate(bases):
+                ptr = builder.bitcast(builder.gep(base, [builder.mul(blocks, ir.Constant(i64, 8))]),
+                                      vptr)
+                last += _vec_fast_two_sum(builder, acc[4 * r], acc[4 * r + 1],
+                                          builder.load(ptr, align=align))
             tail = builder.basic_block
-        s0 = _phi2(builder, s0, done, s0f, tail)
-        c0 = _phi2(builder, c0, done, c0f, tail)
-        # merge the two vectors, then their halves, then the last two lanes
-        s, c = _vec_two_sum(builder, s0, builder.fadd(c0, c1), s1)
-        lo, hi = [0, 1], [2, 3]
-        s, c = _vec_two_sum(builder, _lanes(builder, s, lo),
-                            builder.fadd(_lanes(builder, c, lo), _lanes(builder, c, hi)),
-                            _lanes(builder, s, hi))
-        k0, k1 = ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1)
-        c = builder.fadd(builder.extract_element(c, k0), builder.extract_element(c, k1))
-        a, b = _vec_two_sum(builder, builder.extract_element(s, k0), c,
-                            builder.extract_element(s, k1))
-        return context.make_tuple(builder, sig.return_type, (a, b))
+        # (every phi at the top of the block, before any merge)
+        firsts = [_phi2(builder, acc[4 * r + k], done, last[2 * r + k], tail)
+                  for r in range(rows) for k in (0, 1)]
+        out = []
+        for r in range(rows):
+            s0, c0 = firsts[2 * r:2 * r + 2]
+            s1, c1 = acc[4 * r + 2], acc[4 * r + 3]
+            # merge the two vectors, then their halves, then the last two lanes
+            s, c = _vec_two_sum(builder, s0, builder.fadd(c0, c1), s1)
+            lo, hi = [0, 1], [2, 3]
+            s, c = _vec_two_sum(builder, _lanes(builder, s, lo),
+                                builder.fadd(_lanes(builder, c, lo), _lanes(builder, c, hi)),
+                                _lanes(builder, s, hi))
+            k0, k1 = ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1)
+            c = builder.fadd(builder.extract_element(c, k0), builder.extract_element(c, k1))
+            out += _vec_two_sum(builder, builder.extract_element(s, k0), c,
+                                builder.extract_element(s, k1))
+        return context.make_tuple(builder, sig.return_type, out)
 
-    if not isinstance(off, types.Integer) or not isinstance(n, types.Integer):
-        return None
-    return types.UniTuple(types.float64, 2)(buf, types.int64, types.int64), codegen
+    return codegen
 
 
-def is_plain_f64(buf, tok):
-    """Whether ``buf`` is flat float64 storage read as it is: a compile-time constant."""
-
-
-def _plain_f64(buf, tok):
-    # at typing time: Numba types of the storage and the token
+def _plain_f64_array(buf):
     return (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"
-            and buf.dtype == types.float64 and not isinstance(tok.dtype, types.Float))
+            and buf.dtype == types.float64)
 
 
-@overload(is_plain_f64, jit_options=_OVERLOAD_OPTS)
-def _is_plain_f64(buf, tok):
-    plain = _plain_f64(buf, tok)
-    return lambda buf, tok: plain
+@intrinsic
+def _f64_lanes8(typingctx, buf, off, n):
+    """The TwoSum state of ``buf[off : off + n - n % 4]`` (contiguous float64): eight lanes.
+
+    Written as LLVM vector code (:func:`_lanes8_codegen`).  Numba leaves
+    LLVM's SLP vectoriser off, and LLVM fully unrolls a loop over 8 or 16
+    lanes before its loop vectoriser sees it, so lanes written in Python
+    stay scalar (four times slower on short runs), and the 32-lane loop of
+    :func:`_laned` measured half this speed on runs of 128 to 1000 values.
+    """
+    if not (_plain_f64_array(buf) and isinstance(off, types.Integer)
+            and isinstance(n, types.Integer)):
+        return None
+    return types.UniTuple(types.float64, 2)(buf, types.int64, types.int64), _lanes8_codegen(1)
+
+
+@intrinsic
+def _f64_lanes8_pair(typingctx, buf, off0, off1, n):
+    """:func:`_f64_lanes8` of two runs of ``n`` values at once: ``(a0, b0, a1, b1)``.
+
+    A run's lanes end in a chain of dependent merges and its mean in a
+    division; with two runs in one loop those chains overlap.
+    """
+    if not (_plain_f64_array(buf) and all(isinstance(t, types.Integer) for t in (off0, off1, n))):
+        return None
+    sig = types.UniTuple(types.float64, 4)(buf, types.int64, types.int64, types.int64)
+    return sig, _lanes8_codegen(2)
+
+
+def plain_f64(buf, tok):
+    """At typing time, from Numba types: ``buf`` is flat float64 storage read as it is."""
+    return _plain_f64_array(buf) and not isinstance(tok.dtype, types.Float)
 
 
 @register_jitable
@@ -599,6 +626,20 @@ def _run_plain_f64(buf, off, n, tok):
     for i in range(m, n):
         a, b = add_value(a, b, buf, np.uint64(off + i), tok)
     return a, b
+
+
+@register_jitable
+def run_pair_f64(buf, off0, off1, n, tok):
+    """The states of two contiguous runs of ``n`` plain float64 values, in one loop."""
+    m = n - n % 4
+    if m:
+        a0, b0, a1, b1 = _f64_lanes8_pair(buf, off0, off1, n)
+    else:
+        a0 = b0 = a1 = b1 = 0.0
+    for i in range(m, n):
+        a0, b0 = add_value(a0, b0, buf, np.uint64(off0 + i), tok)
+        a1, b1 = add_value(a1, b1, buf, np.uint64(off1 + i), tok)
+    return a0, b0, a1, b1
 
 
 @register_jitable
@@ -681,7 +722,7 @@ def _run_sum(buf, off, n, stride, tok):
     fam = _family(buf, tok)
     if fam == "F" and buf.dtype.bitwidth == 16:
         return _run_f16_call
-    if _plain_f64(buf, tok):
+    if plain_f64(buf, tok):
         return _run_d_plain
     return _RUN_SUM[fam]
 
