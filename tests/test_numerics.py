@@ -181,3 +181,24 @@ def test_float64_runs_are_compensated_at_every_lane_count(n):
     for k in range(3):
         exact = sum(map(Fraction, v3[:, k].ravel().tolist())) / (2 * n)
         assert ulp_distance(got[k], exact, np.float64) <= 1, (n, k)
+
+
+@pytest.mark.parametrize("rows, cols", [(7, 3), (8, 100), (17, 600), (64, 33), (3, 1000)])
+def test_float64_columns_and_short_rows_are_compensated(rows, cols):
+    # Column states take one value at a time (eight rows a pass, then single
+    # rows), and rows of a few values are summed value by value across rows:
+    # both add with Fast2Sum.  Each column holds a cancelling pair of 1e15,
+    # so a plain float64 sum would lose the small values.
+    rng = np.random.default_rng(rows * cols)
+    x = rng.choice([-1.0, 1.0], (rows, cols)) * 10.0 ** rng.uniform(-6, 6, (rows, cols))
+    x[0], x[rows // 2] = 1e15 * (1 + rng.random(cols)), 0.0
+    x[rows // 2] = -x[0]
+    got = reducemean.mean(x, axis=0)
+    for j in range(cols):
+        exact = sum(map(Fraction, x[:, j].tolist())) / rows
+        assert ulp_distance(got[j], exact, np.float64) <= 1, (rows, cols, j)
+    t = np.ascontiguousarray(x.T)  # rows of `rows` values
+    got = reducemean.mean(t, axis=1)
+    for j in range(cols):
+        exact = sum(map(Fraction, t[j].tolist())) / rows
+        assert ulp_distance(got[j], exact, np.float64) <= 1, (rows, cols, j)

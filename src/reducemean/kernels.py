@@ -46,8 +46,10 @@ from .numerics import (
 #: this width, so each thread streams contiguous rows (prefetchers restart at
 #: every jump), while the states (8-16 bytes each) stay in L2.
 MAX_BLOCK = 16384
-#: Rows narrower than this are accumulated one per pass (see _outer_block).
+#: Rows narrower than this are accumulated one per pass (see _outer_block)...
 NARROW = 512
+#: ...unless the block reads at most this many bytes: an input that fits in L2.
+CACHED = 1 << 20
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
@@ -352,11 +354,15 @@ def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
     few rows go one at a time.
     Narrow rows (under NARROW columns) go one at a time: short interleaved
     streams defeat the hardware prefetcher, and measured at half the speed
-    of one plain stream.
+    of one plain stream.  Not when the block fits in L2 (CACHED bytes), as
+    small inputs called repeatedly do: no prefetch is needed, and eight rows
+    a pass measured 1.2-2x faster for float32, float64, int32 and int8
+    (256 to 4096 rows by 64 to 256), though up to 1.15x slower for 16-bit.
     """
     nr = p[3]
     f = lo
-    while f + 8 <= hi and width >= NARROW:
+    wide = width >= NARROW or (not is_16bit(buf) and (hi - lo) * width * buf.itemsize <= CACHED)
+    while f + 8 <= hi and wide:
         r0 = off + _reduced_offset(p, f, nr)
         r1 = off + _reduced_offset(p, f + 1, nr)
         r2 = off + _reduced_offset(p, f + 2, nr)

@@ -261,6 +261,19 @@ def _two_sum_err(s, x, t):
     return (s - (t - z)) + (x - z)
 
 
+@register_jitable
+def _fast_two_sum_err(s, x, t):
+    """:func:`_two_sum_err` by Fast2Sum, the operands ordered by magnitude.
+
+    Three additions instead of six (the compare and selects run on other
+    ports), and just as exact; the selects vectorise like the rest.
+    """
+    first = abs(s) >= abs(x)
+    big = s if first else x
+    small = x if first else s
+    return (big - t) + small
+
+
 def merge(a1, b1, a2, b2, tok):
     """The state of the union of two disjoint sets of values."""
 
@@ -759,7 +772,7 @@ def _add_value(a, b, buf, k, tok):
         def impl_d(a, b, buf, k, tok):
             x = widen(buf[k], tok)
             t = a + x
-            return t, b + _two_sum_err(a, x, t)
+            return t, b + _fast_two_sum_err(a, x, t)
 
         return impl_d
     if fam in ("L", "UL"):
