@@ -113,6 +113,22 @@ def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
         assert spy[-1] in ("inner_parallel", "inner_split")
 
 
+def test_float64_goes_parallel_at_half_the_size(spy):
+    # compensated float64 sums cost twice as much per element (Entry.cost)
+    n = launch.PARALLEL_MIN // 2
+    x = np.arange(n, dtype=np.float64)
+    for _ in range(2):  # the second call may take numpy_api's remembered path
+        assert reducemean.mean(x) == (n - 1) / 2
+        if launch.numba.get_num_threads() > 1:
+            assert spy[-1] in ("inner_parallel", "inner_split")
+    # float32 of that size, and float64 of under half of it, stay serial (shapes
+    # no other test uses, so numpy_api has no remembered path for them yet)
+    assert reducemean.mean(x[:-3].astype(np.float32)) == np.float32((n - 4) / 2)
+    assert spy[-1] == "rows_serial"
+    assert reducemean.mean(x[: n // 2 - 1]) == (n // 2 - 2) / 2
+    assert spy[-1] == "rows_serial"
+
+
 def test_rows_run_as_ranges_of_outputs(spy):
     # one kept and one reduced dim: the row loop, in parallel over output ranges
     a = np.arange(BIG, dtype=np.float32).reshape(-1, 64)

@@ -9,7 +9,7 @@ datetime, longdouble, strings, ...) are not on the fast path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,6 +26,15 @@ class Entry:
     pairs: bool  #: complex: each element is two storage values
     mean_dtype: np.dtype  #: numpy.mean's result dtype for this input
     kind: str  #: "float", "int" (incl. unsigned), "bool" or "complex"
+    #: Work per element read, against ``launch.PARALLEL_MIN``.  float64 parts
+    #: (float64, complex128) are summed with compensation, about twice the
+    #: time per element of the other types, and their parallel kernels start
+    #: paying at about half the size (``python -m reducemean.bench.threshold``).
+    cost: int = field(init=False)
+
+    def __post_init__(self):
+        wide = self.kind in ("float", "complex") and self.storage.itemsize == 8
+        object.__setattr__(self, "cost", 2 if wide else 1)
 
     def token_for(self, result_dtype) -> np.ndarray:
         """The reader token for a result of ``result_dtype``.

@@ -75,7 +75,7 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
     else:  # float16 / bfloat16 results: 13+ bits finer in float32, then rounded
         target = np.empty(plan.nout, _F4)
         rounded = True
-    if launch.run(plan, storage_view(a, plan, entry), target, entry.token_for(rd)):
+    if launch.run(plan, storage_view(a, plan, entry), target, entry.token_for(rd), entry.cost):
         redo_out_of_range(a, plan, entry, target)
     if rounded:
         result[...] = target.reshape(plan.out_shape).astype(rd)
@@ -101,7 +101,7 @@ def redo_out_of_range(a, plan, entry, target):
         return
     tok, unscale = scaled_token(plan.count)
     scaled = np.empty(target.shape, _F8)
-    launch.run(plan, storage_view(a, plan, entry), scaled, tok)
+    launch.run(plan, storage_view(a, plan, entry), scaled, tok, entry.cost)
     redo = out_of_range(target, plan.count)
     with np.errstate(over="ignore"):  # a mean beyond the result type is Inf
         target[redo] = scaled[redo] * unscale

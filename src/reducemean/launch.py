@@ -13,8 +13,9 @@ OpenMP hangs the child).  reducemean is safe on every layer by one rule:
 * :func:`serial_only` makes the calling thread use serial kernels, for
   callers that already run one task per core (dask's threaded scheduler).
 
-Inputs smaller than :data:`PARALLEL_MIN` elements run serially: starting the
-pool costs more than it saves.
+Inputs smaller than :data:`PARALLEL_MIN` elements (half that for float64,
+whose compensated sums cost twice as much per element) run serially:
+starting the pool costs more than it saves.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ import numba
 
 from . import kernels
 
-#: Work, in elements read, below which a reduction runs on the calling thread.
-#: Measured by ``python -m reducemean.bench.threshold`` (the crossover where
-#: two threads first beat one on whole, rows and columns, float32 and
-#: float64, rounded up to a power of two); change it with set_parallel_min.
+#: Work, in elements read times the dispatch entry's cost (2 for float64, 1
+#: otherwise), below which a reduction runs on the calling thread.  Measured
+#: by ``python -m reducemean.bench.threshold`` (the crossover where two
+#: threads first beat one on whole, rows and columns, float32 and float64,
+#: rounded up to a power of two); change it with set_parallel_min.
 PARALLEL_MIN = 1 << 18
 
 #: Called when PARALLEL_MIN changes, to drop decisions memoised on it.
@@ -75,13 +77,16 @@ def serial_only():
         _local.serial = prev
 
 
-def run(plan, buf, out, tok):
+def run(plan, buf, out, tok, cost=1):
     """Reduce ``buf`` into ``out`` by ``plan``, in parallel when it pays and is safe.
+
+    Parallel when ``plan.work * cost`` reaches :data:`PARALLEL_MIN` (``cost``:
+    the dispatch entry's work per element).
 
     Returns the number of float outputs (or states) that are not finite.
     """
     p = plan.params
-    if plan.work >= PARALLEL_MIN and not _forked and not getattr(_local, "serial", False):
+    if plan.work * cost >= PARALLEL_MIN and not _forked and not getattr(_local, "serial", False):
         threads = numba.get_num_threads()
         if threads > 1 and _lock.acquire(blocking=False):
             try:

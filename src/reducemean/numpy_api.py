@@ -166,7 +166,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if (
         key is not None
         and dtype is None
-        and plan.work < launch.PARALLEL_MIN
+        and plan.work * entry.cost < launch.PARALLEL_MIN
         and plan.count
         and plan.nout
         and rd in _DIRECT_DTYPES

@@ -54,7 +54,7 @@ def partial(a, axis=None, keepdims=True, result_dtype=None):
     if plan.count and plan.nout:
         flat = states.reshape(-1, 2)
         rd = entry.mean_dtype if result_dtype is None else np.dtype(result_dtype)
-        launch.run(plan, storage_view(a, plan, entry), flat, entry.token_for(rd))
+        launch.run(plan, storage_view(a, plan, entry), flat, entry.token_for(rd), entry.cost)
     return states, plan.count
 
 

@@ -18,9 +18,10 @@ paying for itself.  It is judged on the best time of each side, the sample
 least disturbed by other work: what PARALLEL_MIN encodes is the fixed cost
 of waking the pool against the work it splits, and on a busy machine the
 medians mostly measure the neighbours (both are reported).  The recommended
-``PARALLEL_MIN`` is the largest crossover over the patterns and dtypes,
-rounded up to a power of two, so that no measured pattern runs parallel
-where it would lose.
+``PARALLEL_MIN`` is the largest crossover over the patterns and dtypes, each
+in work units (elements times the dtype's ``Entry.cost``: float64 counts
+twice), rounded up to a power of two, so that no measured pattern runs
+parallel where it would lose.
 
 Run alone: ``python -m reducemean.bench.threshold [--threads N]``.
 """
@@ -137,7 +138,8 @@ def measure(sizes=SIZES, patterns=PATTERNS, dtypes=DTYPES, threads=None, repeat=
     finally:
         numba.set_num_threads(prev)
         launch.set_parallel_min(prev_min)
-    found = [c for c in out["crossovers"].values() if c is not None]
+    found = [c * entry_for(np.dtype(key.split("/")[1])).cost
+             for key, c in out["crossovers"].items() if c is not None]
     if len(found) < len(out["crossovers"]):
         # Some pattern never paid within the sweep: the recommendation is a lower bound.
         out["note"] = "a pattern never paid within the sizes measured; the sweep may be too short"
@@ -167,7 +169,8 @@ def format_report(res):
                      f"{m if m is not None else 'not reached'} (medians)")
     rec = res["recommended"]
     lines.append(f"  recommended PARALLEL_MIN = {rec if rec is not None else 'n/a'}"
-                 f"{f' (2**{rec.bit_length() - 1})' if rec else ''}; current = {res['current']}")
+                 f"{f' (2**{rec.bit_length() - 1})' if rec else ''}; current = {res['current']}"
+                 " (work units: float64 elements count twice)")
     if res.get("note"):
         lines.append(f"  note: {res['note']}")
     return "\n".join(lines)
