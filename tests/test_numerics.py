@@ -202,3 +202,19 @@ def test_float64_columns_and_short_rows_are_compensated(rows, cols):
     for j in range(cols):
         exact = sum(map(Fraction, t[j].tolist())) / rows
         assert ulp_distance(got[j], exact, np.float64) <= 1, (rows, cols, j)
+
+
+def test_float64_row_pairs_cover_every_row_once():
+    # Contiguous float64 rows are summed in pairs up to kernels.PAIR_GAP bytes
+    # apart: blocks of 2 * gap rows, then a shorter last block and a lone row.
+    # Each row has its own offset, so a row skipped, or summed into another
+    # row's output, shows.
+    n = 1024
+    gap_rows = kernels.PAIR_GAP // (8 * n)
+    rows = 2 * gap_rows + 5
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((rows, n)) + 1000.0 * np.arange(rows)[:, None]
+    got = reducemean.mean(x, axis=1)
+    for r in range(rows):
+        exact = sum(map(Fraction, x[r].tolist())) / n
+        assert ulp_distance(got[r], exact, np.float64) <= 1, r
