@@ -183,11 +183,12 @@ def test_float64_runs_are_compensated_at_every_lane_count(n):
         assert ulp_distance(got[k], exact, np.float64) <= 1, (n, k)
 
 
-@pytest.mark.parametrize("rows, cols", [(7, 3), (8, 100), (17, 600), (64, 33), (3, 1000)])
+@pytest.mark.parametrize("rows, cols", [(7, 3), (8, 100), (17, 600), (64, 33), (67, 50), (3, 1000)])
 def test_float64_columns_and_short_rows_are_compensated(rows, cols):
-    # Column states take one value at a time (eight rows a pass, then single
-    # rows), and rows of a few values are summed value by value across rows:
-    # both add with Fast2Sum.  Each column holds a cancelling pair of 1e15,
+    # Column states take one value at a time (eight rows a pass, an eighth
+    # of the rows apart for narrow blocks, then single rows), and rows of a
+    # few values are summed value by value across rows: both add with
+    # Fast2Sum.  Each column holds a cancelling pair of 1e15,
     # so a plain float64 sum would lose the small values.
     rng = np.random.default_rng(rows * cols)
     x = rng.choice([-1.0, 1.0], (rows, cols)) * 10.0 ** rng.uniform(-6, 6, (rows, cols))
