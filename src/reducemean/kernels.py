@@ -370,12 +370,12 @@ def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
     of one plain stream.  Not when the block fits in L2 (CACHED bytes), as
     small inputs called repeatedly do: there eight rows a pass measured
     1.2-2x faster for float32, float64, int32 and int8 (256 to 4096 rows by
-    64 to 256), though up to 1.15x slower for 16-bit.  Those eight rows are
-    an eighth of the block apart, each the next row of its own eighth: eight
-    adjacent narrow rows read 1.5-1.9x slower than one at a time when the
-    block comes from memory, eight separate streams no slower.  (For large
-    blocks, such as NHWC's, the eight streams measured up to 1.2x slower
-    than one at a time.)
+    64 to 256); 16-bit types, up to 1.15x slower so, keep one row a pass.
+    Those eight rows are an eighth of the block apart, each the next row of
+    its own eighth: eight adjacent narrow rows read 1.5-1.9x slower than one
+    at a time when the block comes from memory, eight separate streams no
+    slower.  (For large blocks, such as NHWC's, the eight streams measured
+    up to 1.2x slower than one at a time.)
     """
     nr = p[3]
     q = adv = 1
