@@ -90,7 +90,8 @@ def spy(monkeypatch):
     calls = []
     for name in ("inner_serial", "inner_parallel", "inner_split", "rows_serial",
                  "rows_parallel", "short_serial", "short_parallel", "outer_serial",
-                 "outer_parallel", "outer_split"):
+                 "outer_parallel", "outer_split", "parts_serial", "parts_parallel",
+                 "parts_split"):
         real = getattr(kernels, name)
 
         def wrapped(*args, _real=real, _name=name):
@@ -141,6 +142,25 @@ def test_rows_run_as_ranges_of_outputs(spy):
     if launch.numba.get_num_threads() > 1:
         assert spy[-1] == "short_parallel"
     assert np.array_equal(got, (np.arange(BIG // 4, dtype=np.float64) * 4 + 1.5).astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_runs_split_or_go_by_rows(spy, dtype):
+    # A whole complex array is cut into pieces whose states are merged; many
+    # complex rows go as ranges of rows.  Integer-valued parts: exact means.
+    k = np.arange(BIG, dtype=np.float64)
+    x = (k + 1j * (BIG - k)).astype(dtype)
+    two = launch.numba.get_num_threads() > 1
+    assert reducemean.mean(x) == complex((BIG - 1) / 2, (BIG + 1) / 2)
+    assert spy[-1] == ("parts_split" if two else "parts_serial")
+    got = reducemean.mean(x.reshape(-1, 64), axis=1)
+    assert spy[-1] == ("parts_parallel" if two else "parts_serial")
+    start = np.arange(0, BIG, 64, dtype=np.float64)
+    assert np.array_equal(got, (start + 31.5) + 1j * (BIG - start - 31.5))
+    got = reducemean.mean(x[:4080].reshape(-1, 17), axis=1)  # small: serial
+    assert spy[-1] == "parts_serial"
+    start = np.arange(0, 4080, 17, dtype=np.float64)
+    assert np.array_equal(got, (start + 8) + 1j * (BIG - start - 8))
 
 
 def test_serial_only_forces_serial_kernels(spy):

@@ -83,6 +83,27 @@ def test_complex_pairs_add_a_kept_part_dimension():
     assert p.kept[-1] == (2, 1, 1)
 
 
+@pytest.mark.parametrize(
+    "shape, axes, view, family",
+    [
+        ((3, 5), 1, None, "parts"),  # complex rows: each run read once for both parts
+        ((3, 5), None, None, "parts"),  # the whole array: one run
+        ((2, 3, 5), (1, 2), None, "parts"),
+        ((3, 5), 0, None, "outer"),  # columns: the parts join the kept columns
+        ((3, 10), 1, (slice(None), slice(None, None, 2)), "outer"),  # not contiguous values
+        ((2, 3, 5), (0, 2), None, "outer"),
+    ],
+)
+def test_contiguous_complex_runs_take_the_parts_family(shape, axes, view, family):
+    a = np.empty(shape, np.complex128)
+    if view is not None:
+        a = a[view]
+    p = _plan(a, axes, pairs=True)
+    assert p.family == family
+    if family == "parts":
+        assert p.kept[-1] == (2, 1, 1) and p.reduced == ((p.count, 2),)
+
+
 def test_strides_that_are_not_whole_elements_have_no_plan():
     # only as_strided makes such views (3-byte steps over 2-byte items); the caller copies
     assert make_plan((10,), (3,), 2, (0,), False) is None

@@ -42,7 +42,9 @@ class Entry:
         A narrow float (float32/16, bfloat16) whose mean is wanted in float64
         is summed with compensation, as float64 input always is.
         """
-        if result_dtype.itemsize in (8, 16) and result_dtype.kind in "fc" and self.kind in (
+        # (a complex result's parts are half its size: complex64 is float32 parts)
+        part = result_dtype.itemsize // (2 if result_dtype.kind == "c" else 1)
+        if part == 8 and result_dtype.kind in "fc" and self.kind in (
             "float", "complex"
         ) and self.storage.itemsize < 8:
             return EXACT[self.token.dtype]

@@ -75,11 +75,14 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
     else:  # float16 / bfloat16 results: 13+ bits finer in float32, then rounded
         target = np.empty(plan.nout, _F4)
         rounded = True
-    if launch.run(plan, storage_view(a, plan, entry), target, entry.token_for(rd), entry.cost):
+    bad = launch.run(plan, storage_view(a, plan, entry), target, entry.token_for(rd), entry.cost)
+    if bad:
         redo_out_of_range(a, plan, entry, target)
     if rounded:
         result[...] = target.reshape(plan.out_shape).astype(rd)
-    elif rd.kind == "c":
+    elif rd.kind == "c" and (bad or rd.itemsize // 2 < entry.storage.itemsize):
+        # Every sum finite and in range (bad == 0) gives finite means, unless
+        # they are narrowed (complex128 into complex64), which can overflow.
         complex_nonfinite_as_numpy(result)
     return result
 

@@ -24,6 +24,10 @@ test to the hot loops.
 * ``short`` kernels serve one kept and one reduced dimension whose runs are
   too short to pay for a run loop, e.g. (16M, 4) over axis 1: each row's
   values are added one by one, so the loop over rows vectorises.
+* ``parts`` kernels serve complex rows and whole complex arrays (contiguous
+  pairs, reduced over their last axes): each output sums its run once for
+  both parts.  Seen as floats this is a column reduction two columns wide,
+  which the outer kernels would walk value by value.
 
 The per-dtype arithmetic lives in :mod:`reducemean.numerics`; these loops
 never depend on the element type.  Every kernel returns how many float
@@ -38,7 +42,7 @@ from numba import njit, prange
 from numba.extending import overload
 
 from .numerics import (
-    add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_sum,
+    add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts, run_sum,
     state_arrays, store, store_short, zero_state,
 )
 
@@ -304,6 +308,69 @@ def rows_parallel(buf, p, out, tok, tasks):
     for t in prange(tasks):
         t = np.int64(t)
         bad += _rows(buf, p, out, tok, nout * t // tasks, nout * (t + 1) // tasks)
+    return bad
+
+
+@njit(**_JIT)
+def _parts_strides(p):
+    """Input and output strides between the complex rows of a ``parts`` plan."""
+    if p[2] == 1:  # the part dimension alone: a whole reduction
+        return np.int64(0), np.int64(0)
+    return p[6], p[7]
+
+
+@njit(**_JIT)
+def _parts_rows(buf, p, out, tok, lo, hi):
+    sk, ok = _parts_strides(p)
+    n = p[1]
+    bad = 0
+    for o in range(lo, hi):
+        ar, br, ai, bi = run_parts(buf, p[0] + o * sk, n, tok)
+        bad += store(out, o * ok, ar, br, n, tok)
+        bad += store(out, o * ok + 1, ai, bi, n, tok)
+    return bad
+
+
+@njit(**_JIT)
+def parts_serial(buf, p, out, tok):
+    """Complex rows (or a whole complex array): one pass over each row for both parts."""
+    return _parts_rows(buf, p, out, tok, 0, p[4] // 2)
+
+
+@njit(parallel=True, **_JIT)
+def parts_parallel(buf, p, out, tok, tasks):
+    """Complex rows: ``tasks`` even ranges of rows, a row loop each."""
+    rows = p[4] // 2
+    bad = 0
+    for t in prange(tasks):
+        t = np.int64(t)
+        bad += _parts_rows(buf, p, out, tok, rows * t // tasks, rows * (t + 1) // tasks)
+    return bad
+
+
+@njit(parallel=True, **_JIT)
+def parts_split(buf, p, out, tok, chunks):
+    """Complex rows each cut into ``chunks`` pieces summed in parallel, then merged."""
+    sk, ok = _parts_strides(p)
+    rows = p[4] // 2
+    n = p[1]
+    # partial states, laid out [chunk][row][part]: bounded by outputs x chunks
+    pa, pb = state_arrays(p[4] * chunks, buf, tok)
+    for u in prange(rows * chunks):
+        u = np.int64(u)
+        o = u // chunks
+        c = u - o * chunks
+        lo = n * c // chunks
+        i = 2 * (c * rows + o)
+        pa[i], pb[i], pa[i + 1], pb[i + 1] = run_parts(
+            buf, p[0] + o * sk + 2 * lo, n * (c + 1) // chunks - lo, tok)
+    bad = 0
+    for i in range(p[4]):
+        a = pa[i]
+        b = pb[i]
+        for c in range(1, chunks):
+            a, b = merge(a, b, pa[c * p[4] + i], pb[c * p[4] + i], tok)
+        bad += store(out, (i // 2) * ok + i % 2, a, b, n, tok)
     return bad
 
 

@@ -105,6 +105,8 @@ def serial_kernel(plan):
         return kernels.inner_serial, ()
     if plan.family == "short":
         return kernels.short_serial, ()
+    if plan.family == "parts":
+        return kernels.parts_serial, ()
     return kernels.outer_serial, (block_width(plan.kept[-1][0]),)
 
 
@@ -128,6 +130,11 @@ INTERLEAVE_MAX = 1 << 14
 def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "short":
         return kernels.short_parallel(buf, p, out, tok)
+    if plan.family == "parts":
+        chunks = _chunks(plan.nout // 2, threads, plan.count)
+        if chunks == 1:
+            return kernels.parts_parallel(buf, p, out, tok, threads)
+        return kernels.parts_split(buf, p, out, tok, chunks)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
         outer_runs = plan.count // plan.reduced[-1][0]
         if outer_runs >= threads:

@@ -513,12 +513,14 @@ def _lanes(builder, v, idx):
     return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), len(idx)), idx))
 
 
-def _lanes8_codegen(rows):
+def _lanes8_codegen(rows, parts=1):
     """Code for :func:`_f64_lanes8` over ``rows`` runs of the same length, in one loop.
 
     Two vectors of four lanes per run (Fast2Sum), a last block of four into
     the first, then each run's lanes merged (TwoSum).  Returns ``(a, b)`` per
-    run, flattened.
+    run, flattened.  With ``parts=2`` the last merge is left out: even and
+    odd lanes stay apart, the two parts of interleaved complex values, and
+    each run gives ``(a_real, b_real, a_imag, b_imag)``.
     """
 
     def codegen(context, builder, sig, args):
@@ -582,6 +584,10 @@ def _lanes8_codegen(rows):
                                 builder.fadd(_lanes(builder, c, lo), _lanes(builder, c, hi)),
                                 _lanes(builder, s, hi))
             k0, k1 = ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1)
+            if parts == 2:  # lane 0 holds the even values, lane 1 the odd ones
+                out += [builder.extract_element(s, k0), builder.extract_element(c, k0),
+                        builder.extract_element(s, k1), builder.extract_element(c, k1)]
+                continue
             c = builder.fadd(builder.extract_element(c, k0), builder.extract_element(c, k1))
             out += _vec_two_sum(builder, builder.extract_element(s, k0), c,
                                 builder.extract_element(s, k1))
@@ -624,6 +630,20 @@ def _f64_lanes8_pair(typingctx, buf, off0, off1, n):
     return sig, _lanes8_codegen(2)
 
 
+@intrinsic
+def _f64_lanes8_parts(typingctx, buf, off, n):
+    """:func:`_f64_lanes8` of interleaved complex parts: ``(a_re, b_re, a_im, b_im)``.
+
+    ``n`` counts float64 values (twice the complex values) from an even
+    ``off``, so a value's lane parity is its part.
+    """
+    if not (_plain_f64_array(buf) and isinstance(off, types.Integer)
+            and isinstance(n, types.Integer)):
+        return None
+    sig = types.UniTuple(types.float64, 4)(buf, types.int64, types.int64)
+    return sig, _lanes8_codegen(1, parts=2)
+
+
 def plain_f64(buf, tok):
     """At typing time, from Numba types: ``buf`` is flat float64 storage read as it is."""
     return _plain_f64_array(buf) and not isinstance(tok.dtype, types.Float)
@@ -653,6 +673,66 @@ def run_pair_f64(buf, off0, off1, n, tok):
         a0, b0 = add_value(a0, b0, buf, np.uint64(off0 + i), tok)
         a1, b1 = add_value(a1, b1, buf, np.uint64(off1 + i), tok)
     return a0, b0, a1, b1
+
+
+def run_parts(buf, off, n, tok):
+    """The states of the real and imaginary parts of ``n`` complex values.
+
+    The values are contiguous pairs ``buf[off + 2*i]``, ``buf[off + 2*i + 1]``
+    (``off`` even).  Returns ``(a_re, b_re, a_im, b_im)``.  One pass reads
+    both parts: two strided runs would read every cache line twice.
+    """
+
+
+# complex64: both parts in one loop; LLVM loads whole vectors and splits the
+# even and odd lanes (interleaved access), so the loop still vectorises.
+@njit(fastmath={"reassoc", "contract"}, cache=True)
+def _parts_f(buf, off, n, tok):
+    s0 = 0.0
+    s1 = 0.0
+    for i in range(n):
+        k = off + 2 * i
+        s0 += widen(buf[np.uint64(k)], tok)
+        s1 += widen(buf[np.uint64(k + 1)], tok)
+    return s0, 0.0, s1, 0.0
+
+
+@register_jitable
+def _parts_f_call(buf, off, n, tok):
+    # (an overload returns a plain function, not the fast-math dispatcher)
+    return _parts_f(buf, off, n, tok)
+
+
+@register_jitable
+def _parts_plain_f64(buf, off, n, tok):
+    m = 2 * n - (2 * n) % 4
+    if m:
+        ar, br, ai, bi = _f64_lanes8_parts(buf, off, 2 * n)
+    else:
+        ar = br = ai = bi = 0.0
+    if n % 2:  # one complex value left after the blocks of four float64
+        k = off + 2 * n - 2
+        ar, br = add_value(ar, br, buf, np.uint64(k), tok)
+        ai, bi = add_value(ai, bi, buf, np.uint64(k + 1), tok)
+    return ar, br, ai, bi
+
+
+@register_jitable
+def _parts_strided(buf, off, n, tok):
+    # The rare reads (complex64 summed for a complex128 result, the scaled
+    # second pass of complex128): two strided runs.
+    ar, br = run_sum(buf, off, n, 2, tok)
+    ai, bi = run_sum(buf, off + 1, n, 2, tok)
+    return ar, br, ai, bi
+
+
+@overload(run_parts, jit_options=_OVERLOAD_OPTS)
+def _run_parts(buf, off, n, tok):
+    if plain_f64(buf, tok):
+        return _parts_plain_f64
+    if _family(buf, tok) == "F":
+        return _parts_f_call
+    return _parts_strided
 
 
 @register_jitable

@@ -10,7 +10,8 @@ import numpy as np
 from . import launch, states
 from .dispatch import entry_for
 from .engine import (
-    EMPTY_SLICE, get_plan, native, out_of_range, redo_out_of_range, reduce_into, supported_result,
+    EMPTY_SLICE, complex_nonfinite_as_numpy, get_plan, native, out_of_range, redo_out_of_range,
+    reduce_into, supported_result,
 )
 from .numerics import scaled_token
 from .plan import normalize_axis
@@ -23,7 +24,8 @@ _AXES: dict = {}
 # whether the input is already flat, plan, dispatch entry).  Only None, plain ints and tuples of
 # plain ints are axis keys (1.0 == 1 and True == 1 as dict keys, and numpy
 # refuses float axes), and only inputs that are their own
-# storage dtype (integers, float32, float64) with float32/float64 results.
+# storage dtype (integers, float32, float64) with float32/float64 results,
+# or complex inputs with their own complex results (see _parts_kernel).
 # The key holds the array's flag bits rather than its strides: C-contiguity
 # fixes the strides that matter, and the ALIGNED bit keeps an unaligned array
 # off a kernel compiled for aligned ones, since the kernel is called through
@@ -169,8 +171,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         and plan.work * entry.cost < launch.PARALLEL_MIN
         and plan.count
         and plan.nout
-        and rd in _DIRECT_DTYPES
-        and entry.storage == a.dtype
+        and (rd in _DIRECT_DTYPES and entry.storage == a.dtype or entry.pairs and rd == a.dtype)
         and a.flags.c_contiguous
     ):
         _remember(a, axis, keepdims, plan, entry, rd)
@@ -223,11 +224,13 @@ def _remember(a, axis, keepdims, plan, entry, rd):
         _DIRECT.clear()
     # a list: a full reduction, its pool of one-element buffers; True: the
     # flat result already has the result's shape; else the shape to give it
+    nout = plan.nout // 2 if entry.pairs else plan.nout  # results, not their parts
     shape = plan.out_shape if plan.out_shape else []
-    if shape == (plan.nout,):
+    if shape == (nout,):
         shape = True
     tok = entry.token_for(rd)
-    args = (a.ravel(), plan.params, np.empty(plan.nout, rd), tok)
+    part = entry.storage if entry.pairs else rd
+    args = (a.reshape(-1).view(entry.storage), plan.params, np.empty(plan.nout, part), tok)
     kernel, extra = launch.serial_kernel(plan)
     kern = _compiled(kernel, args + extra)
     if extra:  # the outer kernel's block width, fixed by the plan
@@ -235,9 +238,29 @@ def _remember(a, axis, keepdims, plan, entry, rd):
 
         def kern(buf, p, out, tok, _block=extra[0]):
             return compiled(buf, p, out, tok, _block)
+    if entry.pairs:
+        kern = _parts_kernel(kern, plan, entry)
     _DIRECT[(a.shape, a.flags.num, a.dtype, axis, keepdims)] = (
-        kern, plan.params, plan.nout, tok, rd, shape, a.ndim == 1, plan, entry,
+        kern, plan.params, nout, tok, rd, shape, a.ndim == 1 or entry.pairs, plan, entry,
     )
+
+
+def _parts_kernel(kern, plan, entry):
+    """``kern`` called on a complex input and result, through views of their float parts.
+
+    It finishes what reduce_into would: sums out of range are redone, and a
+    non-finite part spreads as in numpy.  So it returns 0.
+    """
+    storage = entry.storage
+
+    def parts(buf, p, out, tok):
+        floats = out.view(storage)
+        if kern(buf.reshape(-1).view(storage), p, floats, tok):
+            redo_out_of_range(buf, plan, entry, floats)
+            complex_nonfinite_as_numpy(out)
+        return 0
+
+    return parts
 
 
 def _compiled(kernel, args):

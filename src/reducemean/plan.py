@@ -11,7 +11,9 @@ axes, without copying it:
    strides allow, so a contiguous block becomes one long span;
 4. what is left names a pattern (``whole``, ``rows`` = KR, ``columns`` = RK,
    ``krk``, ``rkr``, ``general``) and a loop *family*: ``inner`` when the
-   innermost dimension is reduced, ``outer`` when it is kept.
+   innermost dimension is reduced, ``outer`` when it is kept (``short`` and
+   ``parts`` are special cases of these: very short rows, and contiguous
+   complex values reduced over their last axes).
 
 Strides are counted in storage elements (complex values are pairs of floats:
 the pair is one more kept dimension of extent 2).  Output strides describe a
@@ -42,7 +44,7 @@ class Plan:
     """How to reduce one (shape, strides, dtype, axes, keepdims) combination."""
 
     pattern: str
-    family: str  #: ``"inner"``, ``"outer"`` or ``"short"``: which kernel loop shape
+    family: str  #: ``"inner"``, ``"outer"``, ``"short"`` or ``"parts"``: which kernel loop shape
     kept: tuple  #: merged kept dims, outer to inner: (extent, in stride, out stride)
     reduced: tuple  #: merged reduced dims, outer to inner: (extent, in stride)
     count: int  #: values averaged into each output (0: empty slices)
@@ -140,6 +142,10 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
         if not reduced:  # nothing to reduce (axis=() or length-1 axes): one row
             reduced = ((1, 0),)
             pattern = "identity"
+        if pairs and seq in ("RK", "KRK") and merged[-1] == (2, 1, 1) and merged[-2][1] == 2:
+            # contiguous complex values reduced over their last axes: one pass
+            # reads both parts of each run
+            family = "parts"
     else:
         family = "inner"
         if not reduced:  # a single element
