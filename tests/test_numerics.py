@@ -246,3 +246,29 @@ def test_complex_rows_sum_both_parts_in_one_pass(dtype, n):
             for got_part, values in ((got[r].real, row.real), (got[r].imag, row.imag)):
                 exact = sum(map(Fraction, values.astype(np.float64).tolist())) / n
                 assert ulp_distance(got_part, exact, part) <= 1, (axis, r)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.bool_])
+def test_integer_column_blocks_finish_exactly(dtype):
+    # A block of integer column sums below 2**52 is finished with one
+    # division each (numerics.store_block): exact operands, so the mean is
+    # correctly rounded, as float(Fraction) is.  A block with one larger sum
+    # takes the exact finish of each state: within 1 ulp.
+    rng = np.random.default_rng(5)
+    if dtype == np.bool_:
+        x = rng.integers(0, 2, (7, 300)).astype(bool)
+    else:
+        hi = min(np.iinfo(dtype).max, 10**9)
+        x = rng.integers(-hi if np.iinfo(dtype).min else 0, hi, (7, 300)).astype(dtype)
+    for out in (np.float64, np.float32):
+        got = reducemean.mean(x, axis=0, dtype=out)
+        for j in range(x.shape[1]):
+            exact = Fraction(sum(int(v) for v in x[:, j]), x.shape[0])
+            assert got[j] == out(float(exact)), (out, j)
+    if dtype in (np.int64, np.uint64):
+        y = x.copy()
+        y[:, 5] = np.iinfo(dtype).max - np.arange(7, dtype=dtype)  # a sum past 2**64
+        got = reducemean.mean(y, axis=0)
+        for j in range(y.shape[1]):
+            exact = Fraction(sum(int(v) for v in y[:, j]), y.shape[0])
+            assert ulp_distance(got[j], exact, np.float64) <= 1, j

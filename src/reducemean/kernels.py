@@ -43,7 +43,7 @@ from numba.extending import overload
 
 from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts, run_sum,
-    state_arrays, store, store_short, zero_state,
+    state_arrays, store, store_block, store_short, zero_state,
 )
 
 #: Most outputs an ``outer`` kernel accumulates side by side: whole rows up to
@@ -504,11 +504,7 @@ def _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep, block):
     off, oo = _kept_offsets(p, ko, True)
     sa, sb = state_arrays(width, buf, tok)
     _outer_block(buf, p, tok, off + j0 * step, width, step, 0, p[1], sa, sb)
-    oo += j0 * ostep
-    bad = 0
-    for j in range(width):
-        bad += store(out, oo + j * ostep, sa[j], sb[j], p[1], tok)
-    return bad
+    return store_block(out, oo + j0 * ostep, ostep, sa, sb, p[1], tok)
 
 
 @njit(**_JIT)
@@ -569,16 +565,15 @@ def _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, block, 
     j0 = (u - ko * nblocks) * block
     width = min(block, ncols - j0)
     src, oo = _kept_offsets(p, ko, True)
-    oo += j0 * ostep
-    bad = 0
-    for j in range(width):
-        i = ko * ncols + j0 + j
+    i0 = ko * ncols + j0
+    for i in range(i0, i0 + width):  # into the first piece's states
         a = pa[i]
         b = pb[i]
         for c in range(1, chunks):
             a, b = merge(a, b, pa[c * nout + i], pb[c * nout + i], tok)
-        bad += store(out, oo + j * ostep, a, b, p[1], tok)
-    return bad
+        pa[i] = a
+        pb[i] = b
+    return store_block(out, oo + j0 * ostep, ostep, pa[i0:i0 + width], pb[i0:i0 + width], p[1], tok)
 
 
 @njit(**_JIT)

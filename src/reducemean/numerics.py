@@ -1132,6 +1132,63 @@ def store(out, i, a, b, n, tok):
     """
 
 
+def store_block(out, oo, ostep, A, B, n, tok):
+    """:func:`store` of the states ``A[j], B[j]`` into ``out[oo + j*ostep]``, for every ``j``.
+
+    Integer sums below 2**52 in magnitude, the usual case, are exact in
+    float64, so a block of them becomes one check and one division each,
+    and both loops vectorise: a column block's outputs otherwise cost a
+    branchy exact finish each (8 ns, more than summing eight rows).
+    """
+
+
+_FAST_HIGH = 1 << 20  # a high word below this: the state is below 2**52
+
+
+@register_jitable
+def _store_each(out, oo, ostep, A, B, n, tok):
+    bad = 0
+    for j in range(A.shape[0]):
+        bad += store(out, oo + j * ostep, A[j], B[j], n, tok)
+    return bad
+
+
+def _int_block(shift, mask, lim, signed):
+    """store_block for integer states (signed: int64 words, else uint64)."""
+
+    @register_jitable
+    def impl(out, oo, ostep, A, B, n, tok):
+        big = 0
+        for j in range(A.shape[0]):
+            h = A[j] + (B[j] >> shift)
+            if signed:
+                big += (h >= lim) | (h <= -lim)
+            else:
+                big += h >= lim
+        if big:
+            return _store_each(out, oo, ostep, A, B, n, tok)
+        nf = np.float64(n)
+        for j in range(A.shape[0]):
+            v = ((A[j] + (B[j] >> shift)) << shift) + (B[j] & mask)
+            out[oo + j * ostep] = np.float64(v) / nf
+        return 0
+
+    return impl
+
+
+_INT_BLOCK = {
+    True: _int_block(_I32, _IM32, np.int64(_FAST_HIGH), True),
+    False: _int_block(_S32, _M32, np.uint64(_FAST_HIGH), False),
+}
+
+
+@overload(store_block, jit_options=_OVERLOAD_OPTS)
+def _store_block(out, oo, ostep, A, B, n, tok):
+    if isinstance(A.dtype, types.Integer) and out.ndim == 1 and isinstance(out.dtype, types.Float):
+        return _INT_BLOCK[A.dtype.signed]
+    return _store_each
+
+
 @register_jitable
 def _out_of_range(a):
     return np.int64(0) if abs(a) <= _SUM_LIMIT else np.int64(1)
