@@ -1147,7 +1147,8 @@ def _unaligned(x):
     return u
 
 
-@pytest.mark.parametrize("name", ["float32", "float64", "int32", "uint8", "int64"])
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "uint8", "int64", "bool",
+                                  "complex64", "complex128"])
 @pytest.mark.parametrize("shape, axis", [((8, 8), None), ((8, 8), 1), ((64, 128), 0),
                                          ((3, 4, 5), 1), ((1,), None), ((300,), 0)])
 def test_repeated_small_calls_follow_each_input(name, shape, axis):

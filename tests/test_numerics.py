@@ -239,13 +239,19 @@ def test_complex_rows_sum_both_parts_in_one_pass(dtype, n):
         re[:, 0], re[:, -1] = big, -big
         im[:, 1], im[:, -1] = -big, big
     x = (re.astype(part) + 1j * im.astype(part)).astype(dtype)
-    for axis, got in ((1, reducemean.mean(x, axis=1)), (None, reducemean.mean(x[2]))):
-        got = np.atleast_1d(got)
-        for r in range(rows if axis == 1 else 1):
-            row = x[r] if axis == 1 else x[2]
-            for got_part, values in ((got[r].real, row.real), (got[r].imag, row.imag)):
-                exact = sum(map(Fraction, values.astype(np.float64).tolist())) / n
-                assert ulp_distance(got_part, exact, part) <= 1, (axis, r)
+    cases = [
+        (x, 1),  # contiguous rows
+        (x[2:3], None),  # one contiguous run
+        (np.repeat(x, 2, axis=1)[:, ::2], 1),  # strided rows: part by part
+        (x.reshape(2, 3, n).transpose(1, 0, 2), (1, 2)),  # two reduced dims
+    ]
+    for a, axis in cases:
+        got = np.asarray(reducemean.mean(a, axis=axis)).reshape(-1)
+        rows_of = a.reshape(got.size, -1)  # each output's values
+        for r in range(got.size):
+            for got_part, values in ((got[r].real, rows_of[r].real), (got[r].imag, rows_of[r].imag)):
+                exact = sum(map(Fraction, values.astype(np.float64).tolist())) / values.size
+                assert ulp_distance(got_part, exact, part) <= 1, (a.shape, axis, r)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64, np.bool_])

@@ -89,19 +89,19 @@ def test_complex_pairs_add_a_kept_part_dimension():
         ((3, 5), 1, None, "parts"),  # complex rows: each run read once for both parts
         ((3, 5), None, None, "parts"),  # the whole array: one run
         ((2, 3, 5), (1, 2), None, "parts"),
+        ((3, 10), 1, (slice(None), slice(None, None, 2)), "parts"),  # strided values
+        ((2, 3, 5), (0, 2), None, "parts"),  # several reduced dims
         ((3, 5), 0, None, "outer"),  # columns: the parts join the kept columns
-        ((3, 10), 1, (slice(None), slice(None, None, 2)), "outer"),  # not contiguous values
-        ((2, 3, 5), (0, 2), None, "outer"),
+        ((2, 3, 5), 1, None, "outer"),
     ],
 )
-def test_contiguous_complex_runs_take_the_parts_family(shape, axes, view, family):
+def test_complex_parts_dimension_alone_takes_the_parts_family(shape, axes, view, family):
     a = np.empty(shape, np.complex128)
     if view is not None:
         a = a[view]
     p = _plan(a, axes, pairs=True)
     assert p.family == family
-    if family == "parts":
-        assert p.kept[-1] == (2, 1, 1) and p.reduced == ((p.count, 2),)
+    assert (p.kept[-1] == (2, 1, 1)) == (family == "parts")
 
 
 def test_strides_that_are_not_whole_elements_have_no_plan():

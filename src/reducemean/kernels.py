@@ -24,10 +24,11 @@ test to the hot loops.
 * ``short`` kernels serve one kept and one reduced dimension whose runs are
   too short to pay for a run loop, e.g. (16M, 4) over axis 1: each row's
   values are added one by one, so the loop over rows vectorises.
-* ``parts`` kernels serve complex rows and whole complex arrays (contiguous
-  pairs, reduced over their last axes): each output sums its run once for
-  both parts.  Seen as floats this is a column reduction two columns wide,
-  which the outer kernels would walk value by value.
+* ``parts`` kernels serve complex inputs whose innermost kept dimension is
+  the part (real, imaginary) alone, e.g. complex rows or a whole complex
+  array: a contiguous run is read once for both parts.  Seen as floats this
+  is a column reduction two columns wide, which the outer kernels would walk
+  value by value.
 
 The per-dtype arithmetic lives in :mod:`reducemean.numerics`; these loops
 never depend on the element type.  Every kernel returns how many float
@@ -112,14 +113,19 @@ def _inner_partial(buf, p, tok, off, lo, hi):
     a, b = zero_state(buf, tok)
     f = lo
     while f < hi:
-        ro = f // run
-        i0 = f - ro * run
-        m = min(run - i0, hi - f)
-        start = off + _reduced_offset(p, ro, nr - 1) + i0 * step
+        start, m = _segment(p, off, f, hi, run, step, nr)
         a2, b2 = run_sum(buf, start, m, step, tok)
         a, b = merge(a, b, a2, b2, tok)
         f += m
     return a, b
+
+
+@njit(**_JIT)
+def _segment(p, off, f, hi, run, step, nr):
+    """Start and length of the piece of innermost run that flat reduced index ``f`` begins."""
+    ro = f // run
+    i0 = f - ro * run
+    return off + _reduced_offset(p, ro, nr - 1) + i0 * step, min(run - i0, hi - f)
 
 
 @njit(**_JIT)
@@ -312,65 +318,94 @@ def rows_parallel(buf, p, out, tok, tasks):
 
 
 @njit(**_JIT)
-def _parts_strides(p):
-    """Input and output strides between the complex rows of a ``parts`` plan."""
-    if p[2] == 1:  # the part dimension alone: a whole reduction
-        return np.int64(0), np.int64(0)
-    return p[6], p[7]
+def _parts_partial(buf, p, tok, o, lo, hi):
+    """Both parts' states of complex output ``o`` over flat reduced indices [lo, hi).
+
+    Runs of contiguous values are read once for both parts; strided values
+    are summed part by part.
+    """
+    off, oo = _kept_offsets(p, o, True)  # the innermost kept dim is the part
+    nr = p[3]
+    rb = 5 + 3 * p[2]
+    run = p[rb + 2 * (nr - 1)]
+    step = p[rb + 2 * (nr - 1) + 1]
+    if step != 2:
+        ar, br = _inner_partial(buf, p, tok, off, lo, hi)
+        ai, bi = _inner_partial(buf, p, tok, off + 1, lo, hi)
+        return oo, ar, br, ai, bi
+    if nr == 1:  # one run: no pieces to merge
+        ar, br, ai, bi = run_parts(buf, off + 2 * lo, hi - lo, tok)
+        return oo, ar, br, ai, bi
+    ar, br = zero_state(buf, tok)
+    ai, bi = zero_state(buf, tok)
+    f = lo
+    while f < hi:
+        start, m = _segment(p, off, f, hi, run, step, nr)
+        a2, b2, a3, b3 = run_parts(buf, start, m, tok)
+        ar, br = merge(ar, br, a2, b2, tok)
+        ai, bi = merge(ai, bi, a3, b3, tok)
+        f += m
+    return oo, ar, br, ai, bi
 
 
 @njit(**_JIT)
-def _parts_rows(buf, p, out, tok, lo, hi):
-    sk, ok = _parts_strides(p)
-    n = p[1]
+def _parts_range(buf, p, out, tok, lo, hi):
     bad = 0
+    if p[2] <= 2 and p[3] == 1 and p[5 + 3 * p[2] + 1] == 2:
+        # rows of contiguous values, or one run: the loop body is the run sum
+        # and the stores, with no helper call per output (see _rows)
+        sk, ok = (p[6], p[7]) if p[2] == 2 else (np.int64(0), np.int64(0))
+        for o in range(lo, hi):
+            ar, br, ai, bi = run_parts(buf, p[0] + o * sk, p[1], tok)
+            bad += store(out, o * ok, ar, br, p[1], tok)
+            bad += store(out, o * ok + 1, ai, bi, p[1], tok)
+        return bad
     for o in range(lo, hi):
-        ar, br, ai, bi = run_parts(buf, p[0] + o * sk, n, tok)
-        bad += store(out, o * ok, ar, br, n, tok)
-        bad += store(out, o * ok + 1, ai, bi, n, tok)
+        oo, ar, br, ai, bi = _parts_partial(buf, p, tok, o, 0, p[1])
+        bad += store(out, oo, ar, br, p[1], tok)
+        bad += store(out, oo + 1, ai, bi, p[1], tok)
     return bad
 
 
 @njit(**_JIT)
 def parts_serial(buf, p, out, tok):
-    """Complex rows (or a whole complex array): one pass over each row for both parts."""
-    return _parts_rows(buf, p, out, tok, 0, p[4] // 2)
+    """Complex outputs whose innermost kept dim is the part: both parts of each in turn."""
+    return _parts_range(buf, p, out, tok, 0, p[4] // 2)
 
 
 @njit(parallel=True, **_JIT)
 def parts_parallel(buf, p, out, tok, tasks):
-    """Complex rows: ``tasks`` even ranges of rows, a row loop each."""
-    rows = p[4] // 2
+    """Complex outputs: ``tasks`` even ranges of outputs."""
+    nout = p[4] // 2
     bad = 0
     for t in prange(tasks):
         t = np.int64(t)
-        bad += _parts_rows(buf, p, out, tok, rows * t // tasks, rows * (t + 1) // tasks)
+        bad += _parts_range(buf, p, out, tok, nout * t // tasks, nout * (t + 1) // tasks)
     return bad
 
 
 @njit(parallel=True, **_JIT)
 def parts_split(buf, p, out, tok, chunks):
-    """Complex rows each cut into ``chunks`` pieces summed in parallel, then merged."""
-    sk, ok = _parts_strides(p)
-    rows = p[4] // 2
+    """Each complex output's reduced range cut into ``chunks`` pieces summed in parallel."""
+    nout = p[4] // 2
     n = p[1]
-    # partial states, laid out [chunk][row][part]: bounded by outputs x chunks
+    # partial states, laid out [chunk][output][part]: bounded by outputs x chunks
     pa, pb = state_arrays(p[4] * chunks, buf, tok)
-    for u in prange(rows * chunks):
+    for u in prange(nout * chunks):
         u = np.int64(u)
         o = u // chunks
         c = u - o * chunks
-        lo = n * c // chunks
-        i = 2 * (c * rows + o)
-        pa[i], pb[i], pa[i + 1], pb[i + 1] = run_parts(
-            buf, p[0] + o * sk + 2 * lo, n * (c + 1) // chunks - lo, tok)
+        i = 2 * (c * nout + o)
+        oo, pa[i], pb[i], pa[i + 1], pb[i + 1] = _parts_partial(
+            buf, p, tok, o, n * c // chunks, n * (c + 1) // chunks)
     bad = 0
     for i in range(p[4]):
         a = pa[i]
         b = pb[i]
         for c in range(1, chunks):
             a, b = merge(a, b, pa[c * p[4] + i], pb[c * p[4] + i], tok)
-        bad += store(out, (i // 2) * ok + i % 2, a, b, n, tok)
+        oo, oi = _kept_offsets(p, i // 2, True)
+        bad += store(out, oi + i % 2, a, b, n, tok)
     return bad
 
 

@@ -23,9 +23,10 @@ _AXES: dict = {}
 # number of outputs, token, result dtype, result shape (see _remember),
 # whether the input is already flat, plan, dispatch entry).  Only None, plain ints and tuples of
 # plain ints are axis keys (1.0 == 1 and True == 1 as dict keys, and numpy
-# refuses float axes), and only inputs that are their own
-# storage dtype (integers, float32, float64) with float32/float64 results,
-# or complex inputs with their own complex results (see _parts_kernel).
+# refuses float axes), and only inputs with float32/float64 results or
+# complex inputs with their own complex results.  Inputs that are not their
+# own storage dtype (bool, complex) reach the kernel through a wrapper that
+# views them as their storage (_storage_kernel, _parts_kernel).
 # The key holds the array's flag bits rather than its strides: C-contiguity
 # fixes the strides that matter, and the ALIGNED bit keeps an unaligned array
 # off a kernel compiled for aligned ones, since the kernel is called through
@@ -171,7 +172,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         and plan.work * entry.cost < launch.PARALLEL_MIN
         and plan.count
         and plan.nout
-        and (rd in _DIRECT_DTYPES and entry.storage == a.dtype or entry.pairs and rd == a.dtype)
+        and (rd in _DIRECT_DTYPES and not entry.pairs or entry.pairs and rd == a.dtype)
         and a.flags.c_contiguous
     ):
         _remember(a, axis, keepdims, plan, entry, rd)
@@ -238,11 +239,23 @@ def _remember(a, axis, keepdims, plan, entry, rd):
 
         def kern(buf, p, out, tok, _block=extra[0]):
             return compiled(buf, p, out, tok, _block)
+    viewed = entry.storage != a.dtype  # bool as uint8, complex as float pairs
     if entry.pairs:
         kern = _parts_kernel(kern, plan, entry)
+    elif viewed:
+        kern = _storage_kernel(kern, entry.storage)
     _DIRECT[(a.shape, a.flags.num, a.dtype, axis, keepdims)] = (
-        kern, plan.params, nout, tok, rd, shape, a.ndim == 1 or entry.pairs, plan, entry,
+        kern, plan.params, nout, tok, rd, shape, a.ndim == 1 or viewed, plan, entry,
     )
+
+
+def _storage_kernel(kern, storage):
+    """``kern`` called on the input viewed as its storage dtype (bool as uint8, float16 as bits)."""
+
+    def viewed(buf, p, out, tok):
+        return kern(buf.reshape(-1).view(storage), p, out, tok)
+
+    return viewed
 
 
 def _parts_kernel(kern, plan, entry):

@@ -12,8 +12,8 @@ axes, without copying it:
 4. what is left names a pattern (``whole``, ``rows`` = KR, ``columns`` = RK,
    ``krk``, ``rkr``, ``general``) and a loop *family*: ``inner`` when the
    innermost dimension is reduced, ``outer`` when it is kept (``short`` and
-   ``parts`` are special cases of these: very short rows, and contiguous
-   complex values reduced over their last axes).
+   ``parts`` are special cases of these: very short rows, and complex values
+   whose real/imaginary part dimension is the only innermost kept one).
 
 Strides are counted in storage elements (complex values are pairs of floats:
 the pair is one more kept dimension of extent 2).  Output strides describe a
@@ -142,9 +142,9 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
         if not reduced:  # nothing to reduce (axis=() or length-1 axes): one row
             reduced = ((1, 0),)
             pattern = "identity"
-        if pairs and seq in ("RK", "KRK") and merged[-1] == (2, 1, 1) and merged[-2][1] == 2:
-            # contiguous complex values reduced over their last axes: one pass
-            # reads both parts of each run
+        if pairs and seq.endswith("RK") and merged[-1] == (2, 1, 1):
+            # complex values whose part dimension stands alone (rows, the
+            # whole array, ...): runs of values, summed for both parts
             family = "parts"
     else:
         family = "inner"
