@@ -1,5 +1,7 @@
 """Per-dtype arithmetic, checked exhaustively or against Python integers and Fractions."""
 
+import subprocess
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -278,3 +280,45 @@ def test_integer_column_blocks_finish_exactly(dtype):
         for j in range(y.shape[1]):
             exact = Fraction(sum(int(v) for v in y[:, j]), y.shape[0])
             assert ulp_distance(got[j], exact, np.float64) <= 1, j
+
+
+@pytest.mark.parametrize("n", [127, 128, 129, 136, 137, 1000, 1001])
+def test_float64_every_second_value_is_compensated(n):
+    # Runs of every second float64 (a [..., ::2] view) load whole vectors and
+    # keep the even lanes, then finish the last few values one by one.  Each
+    # row has a cancelling pair of 1e15 and its own offset, so a lost small
+    # value, a value from the odd lanes or from another row shows.
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((3, 2 * n)) * 10.0 ** rng.uniform(-3, 3, (3, 2 * n))
+    x += 100.0 * np.arange(3)[:, None]
+    x[:, 1::2] = 1e10  # never read (and in range: an out-of-range sum would be redone)
+    x[:, 2], x[:, -2] = 1e15, -1e15
+    view = x[:, ::2]
+    got = reducemean.mean(view, axis=1)
+    for r in range(3):
+        exact = sum(map(Fraction, view[r].tolist())) / n
+        assert ulp_distance(got[r], exact, np.float64) <= 1, r
+
+
+_GUARD_PAGE = """
+import ctypes, mmap, numpy as np, reducemean
+libc = ctypes.CDLL(None, use_errno=True)
+page = mmap.PAGESIZE
+mem = mmap.mmap(-1, 2 * page)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(mem))
+assert libc.mprotect(ctypes.c_void_p(addr + page), page, 0) == 0  # no access past the first page
+n = page // 8
+x = np.frombuffer(mem, np.float64, count=n)  # its last value ends at the guard page
+x[:] = 1.0
+print(float(reducemean.mean(x[1::2])), float(reducemean.mean(x[::-2])), flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="mprotect through ctypes")
+def test_every_second_value_never_reads_past_the_last():
+    # The vector loads of a [::2] run take whole vectors: they must stop
+    # before the value after the run's last, which may be unmapped memory.
+    r = subprocess.run([sys.executable, "-c", _GUARD_PAGE], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["1.0", "1.0"]
