@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from . import launch
+from . import fold, launch
 from .dispatch import entry_for, is_bfloat16
 from .numerics import BF16, F16C, HALF, scaled_token
 from .plan import plan_for
@@ -75,7 +75,7 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
     else:  # float16 / bfloat16 results: 13+ bits finer in float32, then rounded
         target = np.empty(plan.nout, _F4)
         rounded = True
-    bad = launch.run(plan, storage_view(a, plan, entry), target, entry.token_for(rd), entry.cost)
+    bad = run(plan, storage_view(a, plan, entry), target, entry.token_for(rd), entry)
     if bad:
         redo_out_of_range(a, plan, entry, target)
     if rounded:
@@ -85,6 +85,13 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
         # they are narrowed (complex128 into complex64), which can overflow.
         complex_nonfinite_as_numpy(result)
     return result
+
+
+def run(plan, buf, out, tok, entry):
+    """:func:`launch.run` for ``entry``'s dtype, narrow columns folded (see :mod:`reducemean.fold`)."""
+    if fold.applies(plan):
+        return fold.run(plan, buf, out, tok, entry)
+    return launch.run(plan, buf, out, tok, entry.cost)
 
 
 def redo_out_of_range(a, plan, entry, target):
@@ -104,7 +111,7 @@ def redo_out_of_range(a, plan, entry, target):
         return
     tok, unscale = scaled_token(plan.count)
     scaled = np.empty(target.shape, _F8)
-    launch.run(plan, storage_view(a, plan, entry), scaled, tok, entry.cost)
+    run(plan, storage_view(a, plan, entry), scaled, tok, entry)
     redo = out_of_range(target, plan.count)
     with np.errstate(over="ignore"):  # a mean beyond the result type is Inf
         target[redo] = scaled[redo] * unscale
@@ -143,6 +150,6 @@ def supported_result(dtype, entry):
 
 
 __all__ = [
-    "native", "storage_view", "get_plan", "reduce_into", "redo_out_of_range", "out_of_range",
+    "native", "storage_view", "get_plan", "reduce_into", "run", "redo_out_of_range", "out_of_range",
     "supported_result", "entry_for",
 ]

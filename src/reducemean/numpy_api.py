@@ -7,7 +7,7 @@ import warnings
 import numba
 import numpy as np
 
-from . import launch, states
+from . import fold, launch, states
 from .dispatch import entry_for
 from .engine import (
     EMPTY_SLICE, complex_nonfinite_as_numpy, get_plan, native, out_of_range, redo_out_of_range,
@@ -170,6 +170,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         key is not None
         and dtype is None
         and plan.work * entry.cost < launch.PARALLEL_MIN
+        and not fold.applies(plan)
         and plan.count
         and plan.nout
         and (rd in _DIRECT_DTYPES and not entry.pairs or entry.pairs and rd == a.dtype)
