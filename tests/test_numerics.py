@@ -311,14 +311,42 @@ n = page // 8
 x = np.frombuffer(mem, np.float64, count=n)  # its last value ends at the guard page
 x[:] = 1.0
 print(float(reducemean.mean(x[1::2])), float(reducemean.mean(x[::-2])), flush=True)
+c = np.frombuffer(mem, np.complex128, count=n // 2)  # every second complex value
+c[:] = 1 - 1j
+print(complex(reducemean.mean(c[1::2])), flush=True)
 """
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="mprotect through ctypes")
 def test_every_second_value_never_reads_past_the_last():
-    # The vector loads of a [::2] run take whole vectors: they must stop
-    # before the value after the run's last, which may be unmapped memory.
+    # The vector loads of a [::2] run (float64, and complex128 pairs) take
+    # whole vectors: they must stop before the value after the run's last,
+    # which may be unmapped memory.
     r = subprocess.run([sys.executable, "-c", _GUARD_PAGE], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.split() == ["1.0", "1.0"]
+    assert r.stdout.split() == ["1.0", "1.0", "(1-1j)"]
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("n", [1, 4, 5, 8, 9, 130])
+def test_every_second_complex_value_sums_both_parts(dtype, n):
+    # complex [..., ::2] rows: complex128 loads whole vectors and keeps the
+    # even pairs, stopping the blocks before the run's last value.  The
+    # skipped values are large, each row has its own offset and a
+    # cancelling pair in each part.
+    part = np.float32 if dtype == np.complex64 else np.float64
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal((3, 2 * n)) + 10.0 * np.arange(3)[:, None]
+         + 1j * (rng.standard_normal((3, 2 * n)) - 5.0 * np.arange(3)[:, None])).astype(dtype)
+    x[:, 1::2] = 1e10 + 1e10j
+    if n >= 3:
+        big = 1e7 if dtype == np.complex64 else 1e15
+        x[:, 0] += big - 1j * big
+        x[:, -2] += -big + 1j * big
+    view = x[:, ::2]
+    got = reducemean.mean(view, axis=1)
+    for r in range(3):
+        for got_part, values in ((got[r].real, view[r].real), (got[r].imag, view[r].imag)):
+            exact = sum(map(Fraction, values.astype(np.float64).tolist())) / n
+            assert ulp_distance(got_part, exact, part) <= 1, r

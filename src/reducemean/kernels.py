@@ -43,7 +43,7 @@ from numba import njit, prange
 from numba.extending import overload
 
 from .numerics import (
-    add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts, run_sum,
+    add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts, run_parts_step2, run_sum,
     state_arrays, store, store_block, store_short, zero_state,
 )
 
@@ -329,6 +329,9 @@ def _parts_partial(buf, p, tok, o, lo, hi):
     rb = 5 + 3 * p[2]
     run = p[rb + 2 * (nr - 1)]
     step = p[rb + 2 * (nr - 1) + 1]
+    if step == 4 and nr == 1:  # every second complex value: still one pass
+        ar, br, ai, bi = run_parts_step2(buf, off + 4 * lo, hi - lo, tok)
+        return oo, ar, br, ai, bi
     if step != 2:
         ar, br = _inner_partial(buf, p, tok, off, lo, hi)
         ai, bi = _inner_partial(buf, p, tok, off + 1, lo, hi)
