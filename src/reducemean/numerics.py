@@ -743,71 +743,62 @@ def _parts_f_call(buf, off, n, tok):
     return _parts_f(buf, off, n, tok)
 
 
-@register_jitable
-def _parts_plain_f64(buf, off, n, tok):
-    m = 2 * n - (2 * n) % 4
-    if m:
-        ar, br, ai, bi = _f64_lanes8_parts(buf, off, 2 * n)
-    else:
-        ar = br = ai = bi = 0.0
-    if n % 2:  # one complex value left after the blocks of four float64
-        k = off + 2 * n - 2
-        ar, br = add_value(ar, br, buf, np.uint64(k), tok)
-        ai, bi = add_value(ai, bi, buf, np.uint64(k + 1), tok)
-    return ar, br, ai, bi
-
-
-@register_jitable
-def _parts_strided(buf, off, n, tok):
-    # The rare reads (complex64 summed for a complex128 result, the scaled
-    # second pass of complex128): two strided runs.
-    ar, br = run_sum(buf, off, n, 2, tok)
-    ai, bi = run_sum(buf, off + 1, n, 2, tok)
-    return ar, br, ai, bi
-
-
 def run_parts_step2(buf, off, n, tok):
     """:func:`run_parts` of every second complex value: ``buf[off + 4*i]``, ``buf[off + 4*i + 1]``."""
 
 
-@register_jitable
-def _parts2_plain_f64(buf, off, n, tok):
-    # as _run_plain_f64_step2: the blocks end before the run's last value
-    m = 4 * ((n - 1) // 4)
-    if m:
-        ar, br, ai, bi = _f64_lanes8_parts_step2(buf, off, 2 * m)
-    else:
-        ar = br = ai = bi = 0.0
-    for i in range(m, n):
-        k = off + 4 * i
-        ar, br = add_value(ar, br, buf, np.uint64(k), tok)
-        ai, bi = add_value(ai, bi, buf, np.uint64(k + 1), tok)
-    return ar, br, ai, bi
+def _parts_impls(step):
+    """Implementations of run_parts (``step`` 1) and run_parts_step2 (``step`` 2).
+
+    ``vec``: plain float64 (complex128) in the vector lanes, then one value
+    at a time.  With ``step`` 2 the blocks end before the run's last value
+    (see _run_plain_f64_step2).  ``strided``: the other reads, part by part
+    (complex64 with a complex128 result, the scaled second pass; and
+    complex64 every second value, where one loop of two sums every fourth
+    float measured 1.5-3x slower than two strided runs).
+    """
+    lanes = _f64_lanes8_parts if step == 1 else _f64_lanes8_parts_step2
+    stride = 2 * step
+
+    @register_jitable
+    def vec(buf, off, n, tok):
+        m = 2 * (n // 2) if step == 1 else 4 * ((n - 1) // 4)
+        if m:
+            ar, br, ai, bi = lanes(buf, off, 2 * m)
+        else:
+            ar = br = ai = bi = 0.0
+        for i in range(m, n):
+            k = off + stride * i
+            ar, br = add_value(ar, br, buf, np.uint64(k), tok)
+            ai, bi = add_value(ai, bi, buf, np.uint64(k + 1), tok)
+        return ar, br, ai, bi
+
+    @register_jitable
+    def strided(buf, off, n, tok):
+        ar, br = run_sum(buf, off, n, stride, tok)
+        ai, bi = run_sum(buf, off + 1, n, stride, tok)
+        return ar, br, ai, bi
+
+    return vec, strided
 
 
-@register_jitable
-def _parts2_strided(buf, off, n, tok):
-    # complex64 too: one loop of two sums, every fourth float, measured
-    # 1.5-3x slower than these two strided runs (LLVM's interleaved loads)
-    ar, br = run_sum(buf, off, n, 4, tok)
-    ai, bi = run_sum(buf, off + 1, n, 4, tok)
-    return ar, br, ai, bi
-
-
-@overload(run_parts_step2, jit_options=_OVERLOAD_OPTS)
-def _run_parts_step2(buf, off, n, tok):
-    if plain_f64(buf, tok):
-        return _parts2_plain_f64
-    return _parts2_strided
+_PARTS = {1: _parts_impls(1), 2: _parts_impls(2)}
 
 
 @overload(run_parts, jit_options=_OVERLOAD_OPTS)
 def _run_parts(buf, off, n, tok):
+    vec, strided = _PARTS[1]
     if plain_f64(buf, tok):
-        return _parts_plain_f64
+        return vec
     if _family(buf, tok) == "F":
         return _parts_f_call
-    return _parts_strided
+    return strided
+
+
+@overload(run_parts_step2, jit_options=_OVERLOAD_OPTS)
+def _run_parts_step2(buf, off, n, tok):
+    vec, strided = _PARTS[2]
+    return vec if plain_f64(buf, tok) else strided
 
 
 @register_jitable
