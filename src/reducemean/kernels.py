@@ -43,8 +43,8 @@ from numba import njit, prange
 from numba.extending import overload
 
 from .numerics import (
-    add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts, run_parts_step2, run_sum,
-    state_arrays, store, store_block, store_short, zero_state,
+    add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts,
+    run_parts_step2, run_sum, state_arrays, store, store_block, store_short, zero_state,
 )
 
 #: Most outputs an ``outer`` kernel accumulates side by side: whole rows up to
@@ -407,8 +407,8 @@ def parts_split(buf, p, out, tok, chunks):
         b = pb[i]
         for c in range(1, chunks):
             a, b = merge(a, b, pa[c * p[4] + i], pb[c * p[4] + i], tok)
-        oo, oi = _kept_offsets(p, i // 2, True)
-        bad += store(out, oi + i % 2, a, b, n, tok)
+        src, dst = _kept_offsets(p, i // 2, True)
+        bad += store(out, dst + i % 2, a, b, n, tok)
     return bad
 
 

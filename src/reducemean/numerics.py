@@ -614,8 +614,21 @@ def _plain_f64_array(buf):
             and buf.dtype == types.float64)
 
 
-@intrinsic
-def _f64_lanes8(typingctx, buf, off, n):
+def _one_run_lanes8(doc, parts=1, step=1):
+    """An intrinsic ``(buf, off, n)``: :func:`_lanes8_codegen` on one run of plain float64."""
+
+    def typer(typingctx, buf, off, n):
+        if not (_plain_f64_array(buf) and isinstance(off, types.Integer)
+                and isinstance(n, types.Integer)):
+            return None
+        sig = types.UniTuple(types.float64, 2 * parts)(buf, types.int64, types.int64)
+        return sig, _lanes8_codegen(1, parts=parts, step=step)
+
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+_f64_lanes8 = _one_run_lanes8(
     """The TwoSum state of ``buf[off : off + n - n % 4]`` (contiguous float64): eight lanes.
 
     Written as LLVM vector code (:func:`_lanes8_codegen`).  Numba leaves
@@ -623,11 +636,7 @@ def _f64_lanes8(typingctx, buf, off, n):
     lanes before its loop vectoriser sees it, so lanes written in Python
     stay scalar (four times slower on short runs), and the 32-lane loop of
     :func:`_laned` measured half this speed on runs of 128 to 1000 values.
-    """
-    if not (_plain_f64_array(buf) and isinstance(off, types.Integer)
-            and isinstance(n, types.Integer)):
-        return None
-    return types.UniTuple(types.float64, 2)(buf, types.int64, types.int64), _lanes8_codegen(1)
+    """)
 
 
 @intrinsic
@@ -643,8 +652,7 @@ def _f64_lanes8_pair(typingctx, buf, off0, off1, n):
     return sig, _lanes8_codegen(2)
 
 
-@intrinsic
-def _f64_lanes8_step2(typingctx, buf, off, n):
+_f64_lanes8_step2 = _one_run_lanes8(
     """:func:`_f64_lanes8` of ``buf[off : off + 2*n : 2]``, ``n`` a multiple of eight.
 
     Whole vectors are loaded and their even lanes kept: the strided TwoSum
@@ -652,36 +660,20 @@ def _f64_lanes8_step2(typingctx, buf, off, n):
     Each block's loads reach the odd value after its last even one, so the
     caller ends the blocks before the run's last value: memory past it may
     not be readable.
-    """
-    if not (_plain_f64_array(buf) and isinstance(off, types.Integer)
-            and isinstance(n, types.Integer)):
-        return None
-    sig = types.UniTuple(types.float64, 2)(buf, types.int64, types.int64)
-    return sig, _lanes8_codegen(1, step=2)
+    """, step=2)
 
 
-@intrinsic
-def _f64_lanes8_parts_step2(typingctx, buf, off, n):
-    """:func:`_f64_lanes8_parts` of every second complex value: ``n`` float64 kept, a multiple of eight."""
-    if not (_plain_f64_array(buf) and isinstance(off, types.Integer)
-            and isinstance(n, types.Integer)):
-        return None
-    sig = types.UniTuple(types.float64, 4)(buf, types.int64, types.int64)
-    return sig, _lanes8_codegen(1, parts=2, step=2)
+_f64_lanes8_parts_step2 = _one_run_lanes8(
+    """:func:`_f64_lanes8_parts` of every second complex value (``n``: float64 kept, 8k).""",
+    parts=2, step=2)
 
 
-@intrinsic
-def _f64_lanes8_parts(typingctx, buf, off, n):
+_f64_lanes8_parts = _one_run_lanes8(
     """:func:`_f64_lanes8` of interleaved complex parts: ``(a_re, b_re, a_im, b_im)``.
 
     ``n`` counts float64 values (twice the complex values) from an even
     ``off``, so a value's lane parity is its part.
-    """
-    if not (_plain_f64_array(buf) and isinstance(off, types.Integer)
-            and isinstance(n, types.Integer)):
-        return None
-    sig = types.UniTuple(types.float64, 4)(buf, types.int64, types.int64)
-    return sig, _lanes8_codegen(1, parts=2)
+    """, parts=2)
 
 
 def plain_f64(buf, tok):
