@@ -21,27 +21,22 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels, launch
-from .plan import plan_for
+from .plan import FOLD_MIN, FOLD_WIDTH, plan_for
 
-#: Columns below this count are folded.
-FOLD_WIDTH = 8
+__all__ = ["applies", "run", "FOLD_LANES", "FOLD_MIN", "FOLD_WIDTH"]
+
 #: Most lanes a folded row has.
 FOLD_LANES = 64
-#: Spans shorter than this (values) are left to the column kernels: the
-#: fold costs a few kernel calls, about 10 us, and measured slower up to
-#: 4096 values and faster from 8192 (float32, float64, int32).
-FOLD_MIN = 1 << 13
 
 
 def applies(plan):
-    """Whether ``plan`` reduces narrow contiguous rows over their one reduced dim."""
-    if (plan.pattern, plan.family) != ("columns", "outer") or plan.base:
-        return False  # (complex values alone are the parts family's: one pass, both parts)
-    if len(plan.kept) != 1 or len(plan.reduced) != 1:
-        return False
-    (w, step, ostep), = plan.kept
-    (n, stride), = plan.reduced
-    return step == 1 and ostep == 1 and stride == w and w < FOLD_WIDTH and n * w >= FOLD_MIN
+    """Whether ``plan`` reduces narrow contiguous rows over their one reduced dim.
+
+    The plan decides it once (``Plan.folded``: columns under FOLD_WIDTH,
+    spans of FOLD_MIN values or more); complex values whose part dimension
+    stands alone are the parts family's, not folded.
+    """
+    return plan.folded
 
 
 def run(plan, buf, out, tok, entry):

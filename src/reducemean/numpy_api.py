@@ -173,7 +173,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         and not fold.applies(plan)
         and plan.count
         and plan.nout
-        and (rd in _DIRECT_DTYPES and not entry.pairs or entry.pairs and rd == a.dtype)
+        and (entry.pairs or rd in _DIRECT_DTYPES)  # (dtype=None: complex keeps its own)
         and a.flags.c_contiguous
     ):
         _remember(a, axis, keepdims, plan, entry, rd)
@@ -251,7 +251,7 @@ def _remember(a, axis, keepdims, plan, entry, rd):
 
 
 def _storage_kernel(kern, storage):
-    """``kern`` called on the input viewed as its storage dtype (bool as uint8, float16 as bits)."""
+    """``kern`` called on the input viewed as its storage dtype (bool as uint8)."""
 
     def viewed(buf, p, out, tok):
         return kern(buf.reshape(-1).view(storage), p, out, tok)
