@@ -293,11 +293,48 @@ def test_float64_every_second_value_is_compensated(n):
     x += 100.0 * np.arange(3)[:, None]
     x[:, 1::2] = 1e10  # never read (and in range: an out-of-range sum would be redone)
     x[:, 2], x[:, -2] = 1e15, -1e15
-    view = x[:, ::2]
-    got = reducemean.mean(view, axis=1)
-    for r in range(3):
-        exact = sum(map(Fraction, view[r].tolist())) / n
-        assert ulp_distance(got[r], exact, np.float64) <= 1, r
+    for view in (x[:, ::2], x[:, -2::-2]):  # the same values, the second read backwards
+        got = reducemean.mean(view, axis=1)
+        for r in range(3):
+            exact = sum(map(Fraction, view[r].tolist())) / n
+            assert ulp_distance(got[r], exact, np.float64) <= 1, r
+
+
+def test_step2_tokens_read_as_their_plain_tokens():
+    # A plan of [::2] runs gets a 2-D token of the same dtype (a separate
+    # kernel specialisation); scaled and exact reads keep their own.
+    for tok in (NATIVE, HALF, BF16):
+        t = numerics.step2_token(tok)
+        assert t.ndim == 2 and t.size == 0 and t.dtype == tok.dtype
+    for tok in (numerics.NATIVE_EXACT, numerics.HALF_EXACT, numerics.scaled_token(10)[0]):
+        assert numerics.step2_token(tok) is tok
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16, "bfloat16"])
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 130, 1000])
+def test_every_second_narrow_value_is_summed_exactly(dtype, n):
+    # [..., ::2] runs of float32, int32, float16 and bfloat16 load whole
+    # vectors, keep the even elements and widen them (16 per step), then
+    # finish the last values one by one.  The skipped elements are large, so
+    # one read shows; each row has its own offset, so a value from another
+    # row shows; the cancelling pair shows a sum kept in the input type.
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(n)
+    if dt.kind == "i":
+        x = rng.integers(-(10**6), 10**6, (3, 2 * n)) + 10**7 * np.arange(3)[:, None]
+        big, skipped = 2**30, 2**31 - 1
+    else:
+        x = rng.standard_normal((3, 2 * n)) + 8.0 * np.arange(3)[:, None]
+        big, skipped = (2048.0, 60000.0) if dt == np.float16 else (1e6, 1e30)
+    x = x.astype(dt)
+    x[:, 1::2] = skipped
+    if n >= 3:
+        x[:, 2], x[:, -2] = big, -big
+    for view in (x[:, ::2], x[:, -2::-2]):  # the same values, the second read backwards
+        got = reducemean.mean(view, axis=1)
+        for r in range(3):
+            exact = sum(map(Fraction, view[r].astype(np.float64).tolist())) / n
+            assert ulp_distance(got[r], exact, got.dtype) <= 1, r
 
 
 _GUARD_PAGE = """
@@ -314,18 +351,26 @@ print(float(reducemean.mean(x[1::2])), float(reducemean.mean(x[::-2])), flush=Tr
 c = np.frombuffer(mem, np.complex128, count=n // 2)  # every second complex value
 c[:] = 1 - 1j
 print(complex(reducemean.mean(c[1::2])), flush=True)
+c = np.frombuffer(mem, np.complex64, count=n)
+c[:] = 1 - 1j
+print(complex(reducemean.mean(c[1::2])), flush=True)
+import ml_dtypes
+for dt in (np.float32, np.int32, np.float16, ml_dtypes.bfloat16):  # 16 kept per step
+    y = np.frombuffer(mem, dt, count=page // np.dtype(dt).itemsize)
+    y[:] = 1
+    print(float(reducemean.mean(y[1::2])), float(reducemean.mean(y[::-2])), flush=True)
 """
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="mprotect through ctypes")
 def test_every_second_value_never_reads_past_the_last():
-    # The vector loads of a [::2] run (float64, and complex128 pairs) take
-    # whole vectors: they must stop before the value after the run's last,
-    # which may be unmapped memory.
+    # The vector loads of a [::2] run (float64, complex pairs, and the
+    # narrow types) take whole vectors: they must stop before the value
+    # after the run's last, which may be unmapped memory.
     r = subprocess.run([sys.executable, "-c", _GUARD_PAGE], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.split() == ["1.0", "1.0", "(1-1j)"]
+    assert r.stdout.split() == ["1.0", "1.0", "(1-1j)", "(1-1j)"] + ["1.0"] * 8
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])

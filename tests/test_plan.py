@@ -104,6 +104,25 @@ def test_complex_parts_dimension_alone_takes_the_parts_family(shape, axes, view,
     assert (p.kept[-1] == (2, 1, 1)) == (family == "parts")
 
 
+@pytest.mark.parametrize(
+    "view, axes, step2",
+    [
+        ((slice(None), slice(None, None, 2)), 1, True),  # rows of every second value
+        ((slice(None), slice(None, None, 2)), None, True),  # dims that cannot merge
+        ((slice(None), slice(None, None, -2)), 1, True),  # read backwards
+        ((slice(None), slice(None, None, 2)), 0, False),  # columns
+        ((slice(None), slice(None, None, 3)), 1, False),
+        ((slice(None), slice(None)), 1, False),
+        ((slice(None), slice(0, 24, 2)), 1, False),  # runs too short: the short family
+    ],
+)
+def test_runs_of_every_second_value_are_marked(view, axes, step2):
+    # (numerics.step2_token: only such plans compile the [::2] vector loops)
+    p = _plan(np.empty((4, 512), np.float32)[view], axes)
+    assert p.step2 == step2
+    assert not step2 or p.family == "inner"
+
+
 def test_strides_that_are_not_whole_elements_have_no_plan():
     # only as_strided makes such views (3-byte steps over 2-byte items); the caller copies
     assert make_plan((10,), (3,), 2, (0,), False) is None

@@ -27,6 +27,7 @@ import threading
 import numba
 
 from . import kernels
+from .numerics import step2_token
 
 #: Work, in elements read times the dispatch entry's cost (2 for float64, 1
 #: otherwise), below which a reduction runs on the calling thread.  Measured
@@ -86,6 +87,7 @@ def run(plan, buf, out, tok, cost=1):
     Returns the number of float outputs (or states) that are not finite.
     """
     p = plan.params
+    tok = plan_token(plan, tok)
     if plan.work * cost >= PARALLEL_MIN and not _forked and not getattr(_local, "serial", False):
         threads = numba.get_num_threads()
         if threads > 1 and _lock.acquire(blocking=False):
@@ -95,6 +97,11 @@ def run(plan, buf, out, tok, cost=1):
                 _lock.release()
     kernel, extra = serial_kernel(plan)
     return kernel(buf, p, out, tok, *extra)
+
+
+def plan_token(plan, tok):
+    """The reader token the kernels get for ``plan`` (see numerics.step2_token)."""
+    return step2_token(tok) if plan.step2 else tok
 
 
 def serial_kernel(plan):

@@ -230,7 +230,7 @@ def _remember(a, axis, keepdims, plan, entry, rd):
     shape = plan.out_shape if plan.out_shape else []
     if shape == (nout,):
         shape = True
-    tok = entry.token_for(rd)
+    tok = launch.plan_token(plan, entry.token_for(rd))
     part = entry.storage if entry.pairs else rd
     args = (a.reshape(-1).view(entry.storage), plan.params, np.empty(plan.nout, part), tok)
     kernel, extra = launch.serial_kernel(plan)

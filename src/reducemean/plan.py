@@ -61,6 +61,7 @@ class Plan:
     flip: tuple | None  #: index that turns every negative stride positive
     params: np.ndarray  #: the packed form the kernels read (read-only)
     folded: bool  #: narrow contiguous columns, summed by reducemean.fold
+    step2: bool  #: runs of every second value, either way (numerics.step2_token)
 
     @property
     def work(self) -> int:
@@ -169,8 +170,10 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
         and kept[0][1:] == (1, 1) and reduced[0][1] == kept[0][0] < FOLD_WIDTH
         and count * kept[0][0] >= FOLD_MIN
     )
+    step2 = family == "inner" and abs(reduced[-1][1]) == 2
     return Plan(
-        pattern, family, kept, reduced, count, nout, out_shape, span, base, flip, params, folded
+        pattern, family, kept, reduced, count, nout, out_shape, span, base, flip, params, folded,
+        step2,
     )
 
 
