@@ -1169,6 +1169,24 @@ def test_repeated_small_calls_follow_each_input(name, shape, axis):
         check_call(a, axis=axis)
 
 
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "bool", "float16", "bfloat16"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_repeated_small_views_follow_each_view(name, axis):
+    # Views are memoised by shape, strides and flags, and the span a call
+    # reads starts at that view's own address: views alike in all of those
+    # but their place in memory, their strides or their alignment must each
+    # get their own mean.
+    dt = resolve(name)
+    rng = np.random.default_rng(zlib.crc32(f"views{name}{axis}".encode()))
+    base = make_data(dt, (12, 20), rng)
+    readonly = base.copy()
+    readonly.flags.writeable = False
+    for v in (base[:6, ::2], base[6:, ::2], base[6:, 1::2], base[::2, :10], base[::2, 10:],
+              base[:6, ::-2], readonly[:6, ::2], _unaligned(base)[6:, ::2], base.T[:10:2]):
+        check_call(v, axis=axis)
+        check_call(v, axis=axis)
+
+
 def test_unaligned_array_does_not_share_an_aligned_arrays_memo():
     # The memo calls compiled kernels past Numba's dispatch, so an unaligned
     # input must reach a kernel compiled for unaligned arrays.

@@ -10,12 +10,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from . import fold, launch
 from .dispatch import entry_for, is_bfloat16
 from .numerics import BF16, F16C, HALF, scaled_token
 from .plan import plan_for
+from .span import span_view
 
 _F4 = np.dtype(np.float32)
 _F8 = np.dtype(np.float64)
@@ -33,12 +33,8 @@ def native(a):
 def storage_view(a, plan, entry):
     """A 1-D view of every element ``plan`` reads, in the kernels' storage dtype."""
     if a.flags.c_contiguous or a.flags.f_contiguous:
-        flat = a.ravel("K")  # a view: memory order, first element first
-    else:
-        b = a[plan.flip] if plan.flip is not None else a
-        unit = 2 if entry.pairs else 1
-        flat = as_strided(b, shape=(plan.span // unit,), strides=(a.itemsize,))
-    return flat.view(entry.storage)
+        return a.ravel("K").view(entry.storage)  # a view: memory order, first element first
+    return span_view(a, plan.span, plan.base, entry.storage)
 
 
 def get_plan(a, axes, keepdims, entry):

@@ -15,23 +15,28 @@ from .engine import (
 )
 from .numerics import scaled_token
 from .plan import normalize_axis
+from .span import span_of
 
 _AXES: dict = {}
 
-# Small C-contiguous calls without dtype/out/where skip every decision after
-# the first: the key maps straight to (serial kernel, its packed plan, the
-# number of outputs, token, result dtype, result shape (see _remember),
-# whether the input is already flat, plan, dispatch entry).  Only None, plain ints and tuples of
-# plain ints are axis keys (1.0 == 1 and True == 1 as dict keys, and numpy
-# refuses float axes), and only inputs with float32/float64 results or
-# complex inputs with their own complex results.  Inputs that are not their
-# own storage dtype (bool, complex) reach the kernel through a wrapper that
+# Small calls without dtype/out/where skip every decision after the first:
+# the key maps straight to (serial kernel, its packed plan, the number of
+# outputs, token, result dtype, result shape (see _remember), how to get the
+# flat buffer (True: the input is; False: ravel it; else a function),
+# plan, dispatch entry).  Only None, plain ints and tuples of plain ints are
+# axis keys (1.0 == 1 and True == 1 as dict keys, and numpy refuses float
+# axes), and only inputs with float32/float64 results or complex inputs with
+# their own complex results.  C-contiguous inputs that are not their own
+# storage dtype (bool, complex) reach the kernel through a wrapper that
 # views them as their storage (_storage_kernel, _parts_kernel).
 # The key holds the array's flag bits rather than its strides: C-contiguity
 # fixes the strides that matter, and the ALIGNED bit keeps an unaligned array
 # off a kernel compiled for aligned ones, since the kernel is called through
-# its compiled entry point, past Numba's type dispatch.
+# its compiled entry point, past Numba's type dispatch.  Other views (not
+# complex) are keyed by their strides too, and their flat span is made per
+# call (reducemean.span), since it starts at the view's own address.
 _DIRECT: dict = {}
+_C_CONTIGUOUS = 1  # numpy's NPY_ARRAY_C_CONTIGUOUS flag bit
 _DIRECT_MAX = 4096
 _DIRECT_DTYPES = frozenset([np.dtype(np.float32), np.dtype(np.float64)])
 # module globals: one lookup each on the memoised path
@@ -88,25 +93,25 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         a = np.asarray(a)
     plain = axis is None or type(axis) is int or (type(axis) is tuple and _ints(axis))
     if out is None and where is True and dtype is None and plain:
-        try:
-            hit = _DIRECT[(a.shape, a.flags.num, a.dtype, axis, keepdims)]
-        except KeyError:  # a miss goes on to the full path, which costs far more
-            pass
-        else:
+        num = a.flags.num
+        hit = _DIRECT.get((a.shape, num, a.dtype, axis, keepdims))
+        if hit is None and not num & _C_CONTIGUOUS:  # a miss goes on to the full path
+            hit = _DIRECT.get((a.shape, a.strides, num, a.dtype, axis, keepdims))
+        if hit is not None:
             kern, params, nout, tok, rd, shape, flat, plan, entry = hit
+            buf = a if flat is True else a.ravel() if flat is False else flat(a)
             if type(shape) is list:
                 # A full reduction returns a scalar copy, so its one-element
                 # buffer is reused.  pop/append are atomic under the GIL: each
                 # thread has a buffer of its own while its kernel runs.
                 res = shape.pop() if shape else _empty(1, rd)
-                if kern(a if flat else a.ravel(), params, res, tok):
+                if kern(buf, params, res, tok):
                     redo_out_of_range(a, plan, entry, res)
                 val = res[0]
                 shape.append(res)
                 return val
             res = _empty(nout, rd)
-            # float32/float64 are their own storage: the flat view is enough
-            if kern(a if flat else a.ravel(), params, res, tok):
+            if kern(buf, params, res, tok):
                 redo_out_of_range(a, plan, entry, res)
             return res if shape is True else res.reshape(shape)
     entry = entry_for(a.dtype)
@@ -174,7 +179,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         and plan.count
         and plan.nout
         and (entry.pairs or rd in _DIRECT_DTYPES)  # (dtype=None: complex keeps its own)
-        and a.flags.c_contiguous
+        and (a.flags.c_contiguous or not entry.pairs)
     ):
         _remember(a, axis, keepdims, plan, entry, rd)
     if res.ndim == 0:
@@ -232,7 +237,17 @@ def _remember(a, axis, keepdims, plan, entry, rd):
         shape = True
     tok = launch.plan_token(plan, entry.token_for(rd))
     part = entry.storage if entry.pairs else rd
-    args = (a.reshape(-1).view(entry.storage), plan.params, np.empty(plan.nout, part), tok)
+    viewed = entry.storage != a.dtype  # bool as uint8, complex as float pairs
+    if a.flags.c_contiguous:
+        key = (a.shape, a.flags.num, a.dtype, axis, keepdims)
+        buf = a.reshape(-1).view(entry.storage)
+        flat = a.ndim == 1 or viewed  # (the wrappers below flatten)
+    else:  # a view: its strides join the key, its span is made per call
+        key = (a.shape, a.strides, a.flags.num, a.dtype, axis, keepdims)
+        flat = _span_maker(a, plan, entry)
+        buf = flat(a)
+        viewed = False
+    args = (buf, plan.params, np.empty(plan.nout, part), tok)
     kernel, extra = launch.serial_kernel(plan)
     kern = _compiled(kernel, args + extra)
     if extra:  # the outer kernel's block width, fixed by the plan
@@ -240,14 +255,23 @@ def _remember(a, axis, keepdims, plan, entry, rd):
 
         def kern(buf, p, out, tok, _block=extra[0]):
             return compiled(buf, p, out, tok, _block)
-    viewed = entry.storage != a.dtype  # bool as uint8, complex as float pairs
     if entry.pairs:
         kern = _parts_kernel(kern, plan, entry)
     elif viewed:
         kern = _storage_kernel(kern, entry.storage)
-    _DIRECT[(a.shape, a.flags.num, a.dtype, axis, keepdims)] = (
-        kern, plan.params, nout, tok, rd, shape, a.ndim == 1 or viewed, plan, entry,
-    )
+    _DIRECT[key] = (kern, plan.params, nout, tok, rd, shape, flat, plan, entry)
+
+
+def _span_maker(a, plan, entry):
+    """``x -> span_view(x, plan.span, plan.base, entry.storage)`` through its compiled entry point."""
+    storage = entry.storage
+    like = np.empty(0, storage)
+    n, lead = plan.span, plan.base
+    if a.dtype == storage:
+        make = _compiled(span_of, (a, like, n, lead))
+        return lambda x: make(x, like, n, lead)
+    make = _compiled(span_of, (a.view(storage), like, n, lead))  # bool, float16, bfloat16
+    return lambda x: make(x.view(storage), like, n, lead)
 
 
 def _storage_kernel(kern, storage):

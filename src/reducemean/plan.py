@@ -58,7 +58,6 @@ class Plan:
     out_shape: tuple  #: shape of the result
     span: int  #: storage elements between the lowest and highest address read
     base: int  #: offset of the array's first element from the lowest address
-    flip: tuple | None  #: index that turns every negative stride positive
     params: np.ndarray  #: the packed form the kernels read (read-only)
     folded: bool  #: narrow contiguous columns, summed by reducemean.fold
     step2: bool  #: runs of every second value, either way (numerics.step2_token)
@@ -123,9 +122,6 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
     el = [s // itemsize * unit for s in strides]
     span = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, el)) + (unit - 1)
     base = sum((n - 1) * -s for n, s in zip(shape, el) if s < 0 and n > 0)
-    flip = None
-    if base:
-        flip = tuple(slice(None, None, -1) if s < 0 else slice(None) for s in el)
 
     dims = [(shape[d], el[d], out_stride.get(d)) for d in range(ndim) if shape[d] != 1]
     if pairs:
@@ -172,8 +168,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
     )
     step2 = family == "inner" and abs(reduced[-1][1]) == 2
     return Plan(
-        pattern, family, kept, reduced, count, nout, out_shape, span, base, flip, params, folded,
-        step2,
+        pattern, family, kept, reduced, count, nout, out_shape, span, base, params, folded, step2,
     )
 
 
