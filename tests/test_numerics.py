@@ -300,14 +300,20 @@ def test_float64_every_second_value_is_compensated(n):
             assert ulp_distance(got[r], exact, np.float64) <= 1, r
 
 
-def test_step2_tokens_read_as_their_plain_tokens():
-    # A plan of [::2] runs gets a 2-D token of the same dtype (a separate
-    # kernel specialisation); scaled and exact reads keep their own.
+def test_run_tokens_read_as_their_plain_tokens():
+    # A plan of contiguous runs, or of [::2] runs, gets a token of the same
+    # dtype and another rank (a separate kernel specialisation); other
+    # steps, scaled and exact reads keep their own.
     for tok in (NATIVE, HALF, BF16):
-        t = numerics.step2_token(tok)
-        assert t.ndim == 2 and t.size == 0 and t.dtype == tok.dtype
+        ranks = [numerics.run_token(tok, step).ndim for step in (1, 2)]
+        assert ranks == [2, 3]
+        for step in (1, 2):
+            t = numerics.run_token(tok, step)
+            assert t.size == 0 and t.dtype == tok.dtype
+            assert numerics.run_token(tok, step) is t
+        assert numerics.run_token(tok, 3) is tok
     for tok in (numerics.NATIVE_EXACT, numerics.HALF_EXACT, numerics.scaled_token(10)[0]):
-        assert numerics.step2_token(tok) is tok
+        assert numerics.run_token(tok, 1) is tok and numerics.run_token(tok, 2) is tok
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float16, "bfloat16"])

@@ -107,22 +107,24 @@ def test_complex_parts_dimension_alone_takes_the_parts_family(shape, axes, view,
 
 
 @pytest.mark.parametrize(
-    "view, axes, step2",
+    "view, axes, run_step",
     [
-        ((slice(None), slice(None, None, 2)), 1, True),  # rows of every second value
-        ((slice(None), slice(None, None, 2)), None, True),  # dims that cannot merge
-        ((slice(None), slice(None, None, -2)), 1, True),  # read backwards
-        ((slice(None), slice(None, None, 2)), 0, False),  # columns
-        ((slice(None), slice(None, None, 3)), 1, False),
-        ((slice(None), slice(None)), 1, False),
-        ((slice(None), slice(0, 24, 2)), 1, False),  # runs too short: the short family
+        ((slice(None), slice(None, None, 2)), 1, 2),  # rows of every second value
+        ((slice(None), slice(None, None, 2)), None, 2),  # dims that cannot merge
+        ((slice(None), slice(None, None, -2)), 1, 2),  # read backwards
+        ((slice(None), slice(None)), 1, 1),  # contiguous rows
+        ((slice(None), slice(None)), None, 1),
+        ((slice(None), slice(None, None, -1)), 1, 0),  # contiguous, backwards: any
+        ((slice(None), slice(None, None, 2)), 0, 0),  # columns
+        ((slice(None), slice(None, None, 3)), 1, 0),
+        ((slice(None), slice(0, 24, 2)), 1, 0),  # runs too short: the short family
     ],
 )
-def test_runs_of_every_second_value_are_marked(view, axes, step2):
-    # (numerics.step2_token: only such plans compile the [::2] vector loops)
+def test_runs_with_one_step_are_marked(view, axes, run_step):
+    # (numerics.run_token: the kernels compile only the run loops a plan needs)
     p = _plan(np.empty((4, 512), np.float32)[view], axes)
-    assert p.step2 == step2
-    assert not step2 or p.family == "inner"
+    assert p.run_step == run_step
+    assert not run_step or p.family == "inner"
 
 
 def test_strides_that_are_not_whole_elements_have_no_plan():

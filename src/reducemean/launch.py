@@ -27,7 +27,7 @@ import threading
 import numba
 
 from . import kernels
-from .numerics import step2_token
+from .numerics import run_token
 
 #: Work, in elements read times the dispatch entry's cost (2 for float64, 1
 #: otherwise), below which a reduction runs on the calling thread.  Measured
@@ -100,8 +100,8 @@ def run(plan, buf, out, tok, cost=1):
 
 
 def plan_token(plan, tok):
-    """The reader token the kernels get for ``plan`` (see numerics.step2_token)."""
-    return step2_token(tok) if plan.step2 else tok
+    """The reader token the kernels get for ``plan`` (see numerics.run_token)."""
+    return run_token(tok, plan.run_step) if plan.run_step else tok
 
 
 def serial_kernel(plan):

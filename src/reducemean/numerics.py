@@ -10,9 +10,9 @@ which Numba specialises at compile time from two argument types:
 * a *reader token*: an empty array whose dtype says how to widen a loaded
   value (:data:`NATIVE`, :data:`HALF` for IEEE binary16 bits, :data:`BF16`
   for bfloat16 bits), or a one-element float64 array, the scale of the
-  second pass for float64 sums beyond range (:func:`scaled_token`).  A 2-D
-  token reads the same way and marks a plan whose runs are every second
-  value (:func:`step2_token`).
+  second pass for float64 sums beyond range (:func:`scaled_token`).  A
+  token of rank 2 or 3 reads the same way and marks a plan whose runs are
+  contiguous or every second value (:func:`run_token`).
 
 From those, each value is widened into one of six accumulator *families*:
 
@@ -1019,8 +1019,11 @@ def _with_step2(run):
     return impl
 
 
-def _run_int(zero, split, shift, mask):
-    """An exact integer run sum; 64-bit values are split into 32-bit halves."""
+def _run_int(zero, split, shift, mask, unit=False):
+    """An exact integer run sum; 64-bit values are split into 32-bit halves.
+
+    ``unit``: the run is contiguous whatever ``stride`` says (see run_token).
+    """
 
     if split:
 
@@ -1028,8 +1031,9 @@ def _run_int(zero, split, shift, mask):
         def impl(buf, off, n, stride, tok):
             h = zero
             l = zero
+            step = 1 if unit else stride
             for i in range(n):
-                x = widen(buf[np.uint64(off + i * stride)], tok)
+                x = widen(buf[np.uint64(off + i * step)], tok)
                 h += x >> shift
                 l += x & mask
             # l < n * 2**32 cannot overflow for runs below 2**31 elements
@@ -1040,8 +1044,9 @@ def _run_int(zero, split, shift, mask):
         @register_jitable
         def impl(buf, off, n, stride, tok):
             s = zero
+            step = 1 if unit else stride
             for i in range(n):
-                s += widen(buf[np.uint64(off + i * stride)], tok)
+                s += widen(buf[np.uint64(off + i * step)], tok)
             return zero, s  # a plain sum is the low word; merge/to_float carry it
 
     return impl
@@ -1056,23 +1061,39 @@ def _run_f_call(buf, off, n, stride, tok):
     return _run_f_strided(buf, off, n, stride, tok)
 
 
-_RUN_SUM = {
-    "F": _run_f_call,
-    "D": _run_d,
-    "I": _run_int(np.int64(0), False, _I32, _IM32),
-    "U": _run_int(np.uint64(0), False, _S32, _M32),
-    "L": _run_int(np.int64(0), True, _I32, _IM32),
-    "UL": _run_int(np.uint64(0), True, _S32, _M32),
+_INT_RUNS = {
+    "I": (np.int64(0), False, _I32, _IM32),
+    "U": (np.uint64(0), False, _S32, _M32),
+    "L": (np.int64(0), True, _I32, _IM32),
+    "UL": (np.uint64(0), True, _S32, _M32),
 }
+_RUN_SUM = {"F": _run_f_call, "D": _run_d, **{f: _run_int(*a) for f, a in _INT_RUNS.items()}}
+
+
+@register_jitable
+def _run_f_unit(buf, off, n, stride, tok):
+    return _run_f(buf, off, n, 1, tok)
+
+
+@register_jitable
+def _run_plain_f64_unit(buf, off, n, stride, tok):
+    return _run_plain_f64(buf, off, n, tok)
+
+
+# contiguous runs: no strided loop to compile
+_UNIT_RUNS = {"F": _run_f_unit, "D": _run_plain_f64_unit,
+              **{f: _run_int(*a, unit=True) for f, a in _INT_RUNS.items()}}
 
 
 @overload(run_sum, jit_options=_OVERLOAD_OPTS)
 def _run_sum(buf, off, n, stride, tok):
     fam = _family(buf, tok)
     run = _run_d_plain if plain_f64(buf, tok) else _RUN_SUM[fam]
-    if tok.ndim != 2:
+    if tok.ndim == 1:  # runs of any stride
         return run
-    # a plan of [::2] runs (see step2_token)
+    if tok.ndim == 2:  # contiguous runs (see run_token)
+        return _UNIT_RUNS[fam] if fam != "D" or run is _run_d_plain else run
+    # every second value
     if run is _run_d_plain:
         return _STEP2_RUNS["D"]
     if _step2_kind(buf, tok):
@@ -1097,18 +1118,22 @@ _STEP2_RUNS = {
 }
 
 
-def step2_token(tok):
-    """The reader token for a plan whose runs are every second value (``[..., ::2]``).
+def run_token(tok, step):
+    """The reader token for a plan whose runs all step by ``step`` (``Plan.run_step``).
 
-    The same widening as ``tok``, in a 2-D array: a distinct Numba type, so
-    the kernels compile the vector loops for such runs (:func:`_sum_step2`,
-    :func:`_f64_lanes8_step2`) only when a plan needs them, not into every
-    kernel.  Scaled and exact reads keep ``tok``: their runs stay scalar.
+    The same widening as ``tok``, in an empty array of another rank, so a
+    distinct Numba type: the kernels compile only the run loops such a plan
+    needs.  Rank 2: contiguous runs, no strided loop (the float64 one was a
+    third of a first float64 call's compile).  Rank 3: every second value
+    (a ``[..., ::2]`` view), the vector loops :func:`_sum_step2` and
+    :func:`_f64_lanes8_step2`, which no other kernel compiles.  Other steps,
+    scaled and exact reads keep ``tok`` (rank 1, any stride).
     """
-    return _STEP2_TOKENS.get(id(tok), tok)
+    return _RUN_TOKENS.get((id(tok), step), tok)
 
 
-_STEP2_TOKENS = {id(t): np.empty((0, 0), t.dtype) for t in (NATIVE, HALF, BF16)}
+_RUN_TOKENS = {(id(t), step): np.empty((0,) * rank, t.dtype)
+               for t in (NATIVE, HALF, BF16) for step, rank in ((1, 2), (2, 3))}
 
 
 def is_16bit(buf):

@@ -60,7 +60,7 @@ class Plan:
     base: int  #: offset of the array's first element from the lowest address
     params: np.ndarray  #: the packed form the kernels read (read-only)
     folded: bool  #: narrow contiguous columns, summed by reducemean.fold
-    step2: bool  #: runs of every second value, either way (numerics.step2_token)
+    run_step: int  #: inner runs' stride: 1, or 2 either way; else 0 (numerics.run_token)
 
     @property
     def work(self) -> int:
@@ -166,9 +166,11 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
         and kept[0][1:] == (1, 1) and reduced[0][1] == kept[0][0] < FOLD_WIDTH
         and count * kept[0][0] >= FOLD_MIN
     )
-    step2 = family == "inner" and abs(reduced[-1][1]) == 2
+    run = reduced[-1][1] if family == "inner" else 0
+    run_step = 1 if run == 1 else 2 if abs(run) == 2 else 0
     return Plan(
-        pattern, family, kept, reduced, count, nout, out_shape, span, base, params, folded, step2,
+        pattern, family, kept, reduced, count, nout, out_shape, span, base, params, folded,
+        run_step,
     )
 
 
