@@ -60,6 +60,10 @@ def test_cli_tiny_without_optional_packages(tmp_path, monkeypatch, capsys):
     assert len(record["small"]) == len(cases.SMALL) * len(cases.SMALL_DTYPES)
     assert {r["dtype"] for r in record["small"]} == set(cases.SMALL_DTYPES)
     assert {"cold", "warm"} <= set(record["coldstart"])
+    assert record["coldstart"]["dtype"] == "float32"
+    assert record["coldstart_float64"]["dtype"] == "float64"
+    assert {"cold", "warm"} <= set(record["coldstart_float64"])
+    assert "first call, float64, fresh interpreter" in text
     assert [s["case"] for s in record["scaling"]] == [c for c, _ in cases.SCALING_CASES]
 
 

@@ -212,7 +212,7 @@ def _steps(args, settings):
     if "small" in args.sections:
         n += len(C.SMALL) * len(C.SMALL_DTYPES)
     if "coldstart" in args.sections:
-        n += 1
+        n += 2
     if "scaling" in args.sections:
         n += len(C.SCALING_CASES) * len(scaling.thread_counts(numba.config.NUMBA_NUM_THREADS))
     if "threshold" in args.sections:
@@ -280,11 +280,14 @@ def _run(args, settings, threads):
             buffers.clear()
 
         if "coldstart" in args.sections:
-            try:
-                record["coldstart"] = coldstart.measure(threads, big=settings.coldstart_big)
-            except (RuntimeError, OSError, subprocess.SubprocessError) as e:
-                record["notes"].append(f"first-call timing failed: {e}")
-            progress.step("first call")
+            # float32, and float64: numpy's default, so most programs' first call
+            for dt_name, key in (("float32", "coldstart"), ("float64", "coldstart_float64")):
+                try:
+                    record[key] = coldstart.measure(threads, dtype=dt_name,
+                                                    big=settings.coldstart_big)
+                except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+                    record["notes"].append(f"first-call timing ({dt_name}) failed: {e}")
+                progress.step(f"first call {dt_name}")
 
         if "small" in args.sections:
             record["small"] = run_small(settings, progress)
@@ -324,9 +327,10 @@ def _run(args, settings, threads):
         if settings.scale < 1:
             emit("(shrunk inputs may fit in the last-level cache: %ceil can then pass 100%)")
         emit(report.format_large(record["large"], ceil_gbps))
-    if "coldstart" in record:
-        emit()
-        emit(report.format_coldstart(record["coldstart"]))
+    for key in ("coldstart", "coldstart_float64"):
+        if key in record:
+            emit()
+            emit(report.format_coldstart(record[key]))
     if "small" in record:
         emit()
         emit("Small inputs, per call (median):")
