@@ -1169,7 +1169,8 @@ def test_repeated_small_calls_follow_each_input(name, shape, axis):
         check_call(a, axis=axis)
 
 
-@pytest.mark.parametrize("name", ["float32", "float64", "int32", "bool", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "bool", "float16", "bfloat16",
+                                  "complex64", "complex128"])
 @pytest.mark.parametrize("axis", [None, 0, 1])
 def test_repeated_small_views_follow_each_view(name, axis):
     # Views are memoised by shape, strides and flags, and the span a call
@@ -1185,6 +1186,27 @@ def test_repeated_small_views_follow_each_view(name, axis):
               base[:6, ::-2], readonly[:6, ::2], _unaligned(base)[6:, ::2], base.T[:10:2]):
         check_call(v, axis=axis)
         check_call(v, axis=axis)
+
+
+def test_repeated_small_complex_views_redo_and_spread_as_the_full_path():
+    # The memoised call of a complex view runs the same finish as the full
+    # path: sums beyond the float64 range redone, a non-finite part spread
+    # into the other as numpy does.
+    x = np.full((4, 16), 1e308 - 1e308j, np.complex128)
+    for _ in range(3):
+        got = reducemean.mean(x[:, ::2], axis=1)
+        assert got.tolist() == [1e308 - 1e308j] * 4  # the exact mean; numpy overflows
+    from reducemean import numpy_api
+
+    assert (x.shape[0], 8) in {k[0] for k in numpy_api._DIRECT if len(k) == 6}  # memoised
+    y = np.ones((4, 16), np.complex128)
+    y[1, 2] = complex(np.inf, 0.0)
+    y[3, 4] = complex(0.0, -np.inf)
+    want = np.mean(y[:, ::2], axis=1)
+    assert np.isnan(want[1].imag) and np.isnan(want[3].real)  # numpy's spread
+    for _ in range(3):
+        got = reducemean.mean(y[:, ::2], axis=1)
+        assert np.array_equal(got, want, equal_nan=True)
 
 
 def test_unaligned_array_does_not_share_an_aligned_arrays_memo():

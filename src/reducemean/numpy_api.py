@@ -32,9 +32,9 @@ _AXES: dict = {}
 # The key holds the array's flag bits rather than its strides: C-contiguity
 # fixes the strides that matter, and the ALIGNED bit keeps an unaligned array
 # off a kernel compiled for aligned ones, since the kernel is called through
-# its compiled entry point, past Numba's type dispatch.  Other views (not
-# complex) are keyed by their strides too, and their flat span is made per
-# call (reducemean.span), since it starts at the view's own address.
+# its compiled entry point, past Numba's type dispatch.  Other views are
+# keyed by their strides too, and their flat span (in the storage dtype) is
+# made per call (reducemean.span), since it starts at the view's own address.
 _DIRECT: dict = {}
 _C_CONTIGUOUS = 1  # numpy's NPY_ARRAY_C_CONTIGUOUS flag bit
 _DIRECT_MAX = 4096
@@ -179,7 +179,6 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         and plan.count
         and plan.nout
         and (entry.pairs or rd in _DIRECT_DTYPES)  # (dtype=None: complex keeps its own)
-        and (a.flags.c_contiguous or not entry.pairs)
     ):
         _remember(a, axis, keepdims, plan, entry, rd)
     if res.ndim == 0:
@@ -246,7 +245,7 @@ def _remember(a, axis, keepdims, plan, entry, rd):
         key = (a.shape, a.strides, a.flags.num, a.dtype, axis, keepdims)
         flat = _span_maker(a, plan, entry)
         buf = flat(a)
-        viewed = False
+        viewed = False  # the span is in the storage dtype already
     args = (buf, plan.params, np.empty(plan.nout, part), tok)
     kernel, extra = launch.serial_kernel(plan)
     kern = _compiled(kernel, args + extra)
@@ -267,11 +266,11 @@ def _span_maker(a, plan, entry):
     storage = entry.storage
     like = np.empty(0, storage)
     n, lead = plan.span, plan.base
-    if a.dtype == storage:
-        make = _compiled(span_of, (a, like, n, lead))
-        return lambda x: make(x, like, n, lead)
-    make = _compiled(span_of, (a.view(storage), like, n, lead))  # bool, float16, bfloat16
-    return lambda x: make(x.view(storage), like, n, lead)
+    if a.dtype != storage and a.dtype.itemsize == storage.itemsize:  # bool, float16, bfloat16
+        make = _compiled(span_of, (a.view(storage), like, n, lead))
+        return lambda x: make(x.view(storage), like, n, lead)
+    make = _compiled(span_of, (a, like, n, lead))  # (complex: the span reads its parts)
+    return lambda x: make(x, like, n, lead)
 
 
 def _storage_kernel(kern, storage):
