@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from reducemean import launch
-from reducemean.bench import cases, cli, peers, report, threshold, timing
+from reducemean.bench import cases, cli, peers, report, sweep, threshold, timing
 
 OPTIONAL = ("torch", "openvino", "onnxruntime", "tqdm", "matplotlib")
 
@@ -29,7 +29,8 @@ def test_cli_tiny_without_optional_packages(tmp_path, monkeypatch, capsys):
     _block(monkeypatch, OPTIONAL)
     out_json = tmp_path / "run.json"
     out_png = tmp_path / "run.png"
-    rc = cli.main(["--tiny", "--cases", "whole,columns,step2_cols,float32,bfloat16,small,coldstart,scaling",
+    rc = cli.main(["--tiny", "--cases",
+                   "whole,columns,step2_cols,float32,bfloat16,small,sweep,coldstart,scaling",
                    "--json", str(out_json), "--plot", str(out_png)])
     assert rc == 0
     captured = capsys.readouterr()
@@ -59,6 +60,10 @@ def test_cli_tiny_without_optional_packages(tmp_path, monkeypatch, capsys):
         assert ours["median_s"] >= ours["best_s"] > 0
     assert len(record["small"]) == len(cases.SMALL) * len(cases.SMALL_DTYPES)
     assert {r["dtype"] for r in record["small"]} == set(cases.SMALL_DTYPES)
+    assert "numpy time / reducemean's" in text and "numpy.mean faster in" in text
+    assert [(r["layout"], r["dtype"]) for r in record["sweep"]] == [
+        (lay[0], d) for d in sweep.TINY_DTYPES for lay in sweep.TINY_LAYOUTS]
+    assert all(r["reducemean_s"] > 0 and r["numpy_s"] > 0 for r in record["sweep"])
     assert {"cold", "warm"} <= set(record["coldstart"])
     assert record["coldstart"]["dtype"] == "float32"
     assert record["coldstart_float64"]["dtype"] == "float64"
@@ -200,3 +205,22 @@ def test_coldstart_times_a_columns_first_call_in_its_own_processes():
     assert res["columns"]["cold"]["first_big_s"] > 0
     text = report.format_coldstart(res)
     assert "(16, 8) over axis 0 (columns)" in text
+
+
+def test_sweep_report_lists_the_cells_where_numpy_is_faster():
+    rows = [{"layout": "a", "dtype": "int8", "reducemean_s": 1.0, "numpy_s": 2.0},
+            {"layout": "a", "dtype": "float32", "reducemean_s": 4.0, "numpy_s": 3.0},
+            {"layout": "b", "dtype": "int8", "reducemean_s": 1.0, "numpy_s": 1.5}]
+    text = sweep.format_report(rows)
+    assert text.splitlines()[0].split()[-2:] == ["i8", "f32"]
+    assert "2.00" in text and "0.75" in text and "1.50" in text
+    assert text.endswith("numpy.mean faster in 1 of 3 cells: a float32 0.75x")
+
+
+def test_sweep_inputs_have_their_dtype_and_view():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for dt in (np.dtype(np.bool_), np.dtype(np.uint64), np.dtype(ml_dtypes.bfloat16),
+               np.dtype(np.complex64)):
+        x = sweep.make((6, 8), dt, "step2")
+        assert x.dtype == dt and x.shape == (6, 4) and not x.flags.c_contiguous
+        assert sweep.make((6, 8), dt, "T").shape == (8, 6)

@@ -115,8 +115,8 @@ SMALL = (
 SMALL_DTYPES = ("float32", "float64")
 
 #: Sections of a run, selectable with ``--cases``.
-SECTIONS = ("large", "small", "coldstart", "scaling", "threshold")
-DEFAULT_SECTIONS = ("large", "small", "coldstart", "scaling")
+SECTIONS = ("large", "small", "sweep", "coldstart", "scaling", "threshold")
+DEFAULT_SECTIONS = ("large", "small", "sweep", "coldstart", "scaling")
 
 #: The big cases thread scaling is shown for: one inner (row sums) and one outer loop.
 SCALING_CASES = (("whole", "float32"), ("columns", "float32"))

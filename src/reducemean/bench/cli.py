@@ -1,8 +1,9 @@
 """``python -m reducemean.bench``: run the throughput suite and print its tables.
 
 Order of a run: the read ceiling first (every throughput is shown against
-it), then the large cases, the first-call times, the small inputs, thread
-scaling and, when asked for, the serial/parallel threshold.
+it), then the large cases, the first-call times, the small inputs, the
+sweep against numpy.mean, thread scaling and, when asked for, the
+serial/parallel threshold.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 import reducemean
 
 from . import cases as C
-from . import ceiling, coldstart, peers, report, scaling, threshold
+from . import ceiling, coldstart, peers, report, scaling, sweep, threshold
 from .timing import compare, compare_fast
 
 
@@ -205,12 +206,21 @@ def run_small(settings, progress):
     return rows
 
 
+def _sweep_cases(args):
+    """The sweep's dtypes and layouts: all of them, or a few for --tiny."""
+    if args.tiny:
+        return sweep.TINY_DTYPES, sweep.TINY_LAYOUTS
+    return sweep.DTYPES, sweep.LAYOUTS
+
+
 def _steps(args, settings):
     n = 1  # ceiling
     if "large" in args.sections:
         n += len(args.case_list) * len(args.dtype_names)
     if "small" in args.sections:
         n += len(C.SMALL) * len(C.SMALL_DTYPES)
+    if "sweep" in args.sections:
+        n += len(_sweep_cases(args)[0])
     if "coldstart" in args.sections:
         n += 2
     if "scaling" in args.sections:
@@ -296,6 +306,10 @@ def _run(args, settings, threads):
                               "numpy": lambda: np.mean(one)}, target=settings.small_target)
             record["overhead"] = {"reducemean_s": t["reducemean"].median, "numpy_s": t["numpy"].median}
 
+        if "sweep" in args.sections:
+            dtypes, layouts = _sweep_cases(args)
+            record["sweep"] = sweep.run(settings, progress, dtypes, layouts, record["notes"])
+
         if "scaling" in args.sections:
             record["scaling"] = []
             for name, dt_name in C.SCALING_CASES:
@@ -335,6 +349,10 @@ def _run(args, settings, threads):
         emit()
         emit("Small inputs, per call (median):")
         emit(report.format_small(record["small"], record["overhead"]))
+    if "sweep" in record:
+        emit()
+        emit("Against numpy.mean, per dtype and layout (median per call):")
+        emit(sweep.format_report(record["sweep"]))
     for s in record.get("scaling", []):
         emit()
         emit(report.format_scaling(f"Thread scaling: {s['case']} {s['dtype']} {s['shape']}", s["rows"]))
