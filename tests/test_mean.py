@@ -1188,6 +1188,22 @@ def test_repeated_small_views_follow_each_view(name, axis):
         check_call(v, axis=axis)
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("rows", [8, 600])  # 600: big enough to run in parallel
+def test_strided_complex_columns_match_exact_means(dtype, rows):
+    # [:, ::2] over axis 0: the plan makes each part one block of columns
+    rng = np.random.default_rng(rows)
+    shape = (rows, 1200)
+    x = (rng.integers(-50, 50, shape) + 1j * rng.integers(-50, 50, shape)).astype(dtype)
+    v = x[:, ::2]
+    got = reducemean.mean(v, axis=0)
+    part = np.float32 if dtype == np.complex64 else np.float64
+    for got_part, values in ((got.real, v.real), (got.imag, v.imag)):
+        sums = values.astype(np.int64).sum(axis=0)
+        for j in range(0, v.shape[1], 7):
+            assert ulp_distance(got_part[j], Fraction(int(sums[j]), rows), part) <= 1, j
+
+
 def test_repeated_small_complex_views_redo_and_spread_as_the_full_path():
     # The memoised call of a complex view runs the same finish as the full
     # path: sums beyond the float64 range redone, a non-finite part spread

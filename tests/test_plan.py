@@ -127,6 +127,16 @@ def test_runs_with_one_step_are_marked(view, axes, run_step):
     assert not run_step or p.family == "inner"
 
 
+def test_strided_complex_columns_put_the_part_dimension_outermost():
+    # [:, ::2] over axis 0: the part cannot merge with the strided columns;
+    # innermost it would make the column blocks two outputs wide
+    p = _plan(np.empty((6, 10), np.complex128)[:, ::2], 0, pairs=True)
+    assert p.family == "outer"
+    assert p.kept == ((2, 1, 1), (5, 4, 2))
+    # contiguous complex columns merge the part into the columns as before
+    assert _plan(np.empty((6, 10), np.complex128), 0, pairs=True).kept == ((20, 1, 1),)
+
+
 def test_strides_that_are_not_whole_elements_have_no_plan():
     # only as_strided makes such views (3-byte steps over 2-byte items); the caller copies
     assert make_plan((10,), (3,), 2, (0,), False) is None

@@ -150,6 +150,12 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
             # complex values whose part dimension stands alone (rows, the
             # whole array, ...): runs of values, summed for both parts
             family = "parts"
+        elif pairs and seq.endswith("KK") and merged[-1] == (2, 1, 1):
+            # complex columns of strided values ([:, ::2] over axis 0): as
+            # the innermost kept dim the part would make blocks two outputs
+            # wide, each unit a walk over every row; outermost, each part
+            # is one block of columns
+            kept = (kept[-1],) + kept[:-1]
     else:
         family = "inner"
         if not reduced:  # a single element
