@@ -343,6 +343,34 @@ def test_every_second_narrow_value_is_summed_exactly(dtype, n):
             assert ulp_distance(got[r], exact, got.dtype) <= 1, r
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float16, "bfloat16", np.int16, np.float32])
+@pytest.mark.parametrize("rows, cols", [(3, 9), (13, 40), (21, 600), (21, 1200)])
+def test_every_second_column_is_summed_exactly(dtype, rows, cols):
+    # Columns of a [:, ::2] view: float64 and 16-bit types take constant-
+    # stride loops (eight rows a pass for wide or cached blocks, then one at
+    # a time).  The skipped columns are large, so one read shows; each column
+    # has its own offset; float64 columns hold a cancelling pair.
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(rows * cols)
+    if dt.kind == "i":
+        x = rng.integers(-100, 100, (rows, cols)) + np.arange(cols) % 50
+        skipped = 30000
+    else:
+        # (offsets keep each float64 sum far above the pair's rounding errors:
+        # one error word cannot give 1 ulp at any cancellation)
+        x = rng.standard_normal((rows, cols)) + 8.0 + np.arange(cols) % 50
+        skipped = {np.float16: 60000.0, np.float64: 1e10}.get(dt.type, 1e30)
+    x = x.astype(dt)
+    x[:, 1::2] = skipped
+    if dt == np.float64 and rows >= 3:
+        x[0, ::2], x[-1, ::2] = 1e15, -1e15
+    view = x[:, ::2]
+    got = reducemean.mean(view, axis=0)
+    for j in range(view.shape[1]):
+        exact = sum(map(Fraction, view[:, j].astype(np.float64).tolist())) / rows
+        assert ulp_distance(got[j], exact, got.dtype) <= 1, j
+
+
 _GUARD_PAGE = """
 import ctypes, mmap, numpy as np, reducemean
 libc = ctypes.CDLL(None, use_errno=True)

@@ -115,16 +115,19 @@ def test_complex_parts_dimension_alone_takes_the_parts_family(shape, axes, view,
         ((slice(None), slice(None)), 1, 1),  # contiguous rows
         ((slice(None), slice(None)), None, 1),
         ((slice(None), slice(None, None, -1)), 1, 0),  # contiguous, backwards: any
-        ((slice(None), slice(None, None, 2)), 0, 0),  # columns
+        ((slice(None), slice(None, None, 2)), 0, 2),  # columns of every second value
+        ((slice(None), slice(None, None, -2)), 0, 0),  # ... read backwards
+        ((slice(None), slice(None, None, 3)), 0, 0),
+        ((slice(None), slice(None)), 0, 0),  # contiguous columns
         ((slice(None), slice(None, None, 3)), 1, 0),
         ((slice(None), slice(0, 24, 2)), 1, 0),  # runs too short: the short family
     ],
 )
 def test_runs_with_one_step_are_marked(view, axes, run_step):
-    # (numerics.run_token: the kernels compile only the run loops a plan needs)
+    # (numerics.run_token: the kernels compile only the loops a plan needs)
     p = _plan(np.empty((4, 512), np.float32)[view], axes)
     assert p.run_step == run_step
-    assert not run_step or p.family == "inner"
+    assert p.family == ("outer" if axes == 0 else "short" if view[1].stop == 24 else "inner")
 
 
 def test_strided_complex_columns_put_the_part_dimension_outermost():

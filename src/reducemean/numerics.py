@@ -1126,7 +1126,8 @@ def run_token(tok, step):
     needs.  Rank 2: contiguous runs, no strided loop (the float64 one was a
     third of a first float64 call's compile).  Rank 3: every second value
     (a ``[..., ::2]`` view), the vector loops :func:`_sum_step2` and
-    :func:`_f64_lanes8_step2`, which no other kernel compiles.  Other steps,
+    :func:`_f64_lanes8_step2` for runs, or constant-stride column loops
+    (:func:`step2_columns`), which no other kernel compiles.  Other steps,
     scaled and exact reads keep ``tok`` (rank 1, any stride).
     """
     return _RUN_TOKENS.get((id(tok), step), tok)
@@ -1148,6 +1149,20 @@ def is_16bit(buf):
 def _is_16bit(buf):
     wide = buf.dtype.bitwidth == 16
     return lambda buf: wide
+
+
+def step2_columns(buf, tok):
+    """Whether the column loop of a plan of every second column has a constant stride.
+
+    A compile-time constant: a step-2 plan (a rank-3 token, see run_token)
+    of 16-bit values or float64.
+    """
+
+
+@overload(step2_columns, jit_options=_OVERLOAD_OPTS)
+def _step2_columns(buf, tok):
+    yes = tok.ndim == 3 and (buf.dtype.bitwidth == 16 or buf.dtype == types.float64)
+    return lambda buf, tok: yes
 
 
 def add_value(a, b, buf, k, tok):

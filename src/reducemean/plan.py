@@ -60,7 +60,7 @@ class Plan:
     base: int  #: offset of the array's first element from the lowest address
     params: np.ndarray  #: the packed form the kernels read (read-only)
     folded: bool  #: narrow contiguous columns, summed by reducemean.fold
-    run_step: int  #: inner runs' stride: 1, or 2 either way; else 0 (numerics.run_token)
+    run_step: int  #: stride of inner runs (1, or 2 either way) or outer columns (2); else 0
 
     @property
     def work(self) -> int:
@@ -174,6 +174,8 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
     )
     run = reduced[-1][1] if family == "inner" else 0
     run_step = 1 if run == 1 else 2 if abs(run) == 2 else 0
+    if family == "outer" and kept[-1][1] == 2:  # columns of every second value
+        run_step = 2
     return Plan(
         pattern, family, kept, reduced, count, nout, out_shape, span, base, params, folded,
         run_step,
