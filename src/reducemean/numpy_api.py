@@ -15,7 +15,7 @@ from .engine import (
 )
 from .numerics import scaled_token
 from .plan import normalize_axis
-from .span import span_of
+from .span import span_inputs, span_of
 
 _AXES: dict = {}
 
@@ -264,13 +264,12 @@ def _remember(a, axis, keepdims, plan, entry, rd):
 def _span_maker(a, plan, entry):
     """``x -> span_view(x, plan.span, plan.base, entry.storage)`` through its compiled entry point."""
     storage = entry.storage
-    like = np.empty(0, storage)
+    src, like = span_inputs(a, storage)
     n, lead = plan.span, plan.base
-    if a.dtype != storage and a.dtype.itemsize == storage.itemsize:  # bool, float16, bfloat16
-        make = _compiled(span_of, (a.view(storage), like, n, lead))
-        return lambda x: make(x.view(storage), like, n, lead)
-    make = _compiled(span_of, (a, like, n, lead))  # (complex: the span reads its parts)
-    return lambda x: make(x, like, n, lead)
+    make = _compiled(span_of, (src, like, n, lead))
+    if src is a:  # (complex too: the span reads its parts)
+        return lambda x: make(x, like, n, lead)
+    return lambda x: make(x.view(storage), like, n, lead)  # bool, float16, bfloat16
 
 
 def _storage_kernel(kern, storage):

@@ -53,20 +53,29 @@ def span_of(a, like, n, lead):
 _LIKE: dict = {}
 
 
-def span_view(a, n, lead, storage):
-    """The ``n`` storage elements from ``lead`` before ``a``'s first one, as a 1-D array.
+def span_inputs(a, storage):
+    """:func:`span_of`'s first two arguments for ``a`` and the numpy dtype ``storage``.
 
-    ``n`` and ``lead`` count elements of the numpy dtype ``storage`` (the
-    plan's ``span`` and ``base``); ``a`` must lie within them.  Types Numba
-    cannot read (bfloat16) are viewed as ``storage`` first, which has their
-    item size.
+    ``a`` itself, or ``a`` viewed as ``storage`` when their item sizes match
+    and the dtypes differ (bool, float16, bfloat16: Numba cannot read
+    bfloat16); and the empty array of ``storage`` that types the result.
     """
     like = _LIKE.get(storage)
     if like is None:
         like = _LIKE[storage] = np.empty(0, storage)
     if a.dtype.itemsize == storage.itemsize and a.dtype != storage:
-        a = a.view(storage)
-    return span_of(a, like, n, lead)
+        return a.view(storage), like
+    return a, like
 
 
-__all__ = ["span_of", "span_view"]
+def span_view(a, n, lead, storage):
+    """The ``n`` storage elements from ``lead`` before ``a``'s first one, as a 1-D array.
+
+    ``n`` and ``lead`` count elements of the numpy dtype ``storage`` (the
+    plan's ``span`` and ``base``); ``a`` must lie within them.
+    """
+    src, like = span_inputs(a, storage)
+    return span_of(src, like, n, lead)
+
+
+__all__ = ["span_inputs", "span_of", "span_view"]

@@ -22,7 +22,7 @@ def _fmt_axes(axes):
     return ",".join(str(a) for a in axes)
 
 
-def _table(header, rows, right):
+def table(header, rows, right):
     """Plain columns: ``right`` says, per column, whether to right-align."""
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
 
@@ -68,7 +68,7 @@ def format_large(rows, ceiling_gbps):
                 cell += WRONG
             cells.append(cell)
         body.append(cells)
-    text = _table(header, body, [False] * 4 + [True] * (len(header) - 4))
+    text = table(header, body, [False] * 4 + [True] * (len(header) - 4))
     legend = (f"GB/s = input bytes / median time (best: / best time); %ceil = median GB/s / ceiling; "
               f"vs X = X's time / reducemean's ({UNSUPPORTED}: X cannot take this dtype; "
               f"{COPIED}: X was given a contiguous copy of the view, made before timing; "
@@ -97,7 +97,7 @@ def format_small(rows, overhead=None):
     body = [[str(tuple(r["shape"])), _fmt_axes(r["axes"]), r["dtype"],
              f"{r['reducemean_s'] * 1e6:.2f}", f"{r['numpy_s'] * 1e6:.2f}",
              f"{r['numpy_s'] / r['reducemean_s']:.2f}x"] for r in rows]
-    text = _table(header, body, [False, False, False, True, True, True])
+    text = table(header, body, [False, False, False, True, True, True])
     if overhead:
         text += (f"\nPython-layer overhead (mean of a 1-element array): reducemean "
                  f"{overhead['reducemean_s'] * 1e6:.2f} us, numpy {overhead['numpy_s'] * 1e6:.2f} us")
@@ -122,7 +122,7 @@ def format_coldstart(res):
         rows += [["new interpreter: import reducemean", s(c["cold"], "import_s"), s(c["warm"], "import_s")],
                  [f"first call {tuple(res['big_shape'])} over axis 0 (columns)",
                   s(c["cold"], "first_big_s"), s(c["warm"], "first_big_s")]]
-    return _table([f"first call, {res['dtype']}, fresh interpreter", "cold cache", "warm cache"],
+    return table([f"first call, {res['dtype']}, fresh interpreter", "cold cache", "warm cache"],
                   rows, [False, True, True])
 
 
@@ -130,7 +130,7 @@ def format_scaling(title, rows):
     header = ["threads", "GB/s", "best", "speedup", "ceiling GB/s", "%ceil"]
     body = [[r["threads"], f"{r['gbps']:.2f}", f"{r['gbps_best']:.2f}", f"{r['speedup']:.2f}x",
              f"{r['ceiling_gbps']:.2f}", f"{100 * r['gbps'] / r['ceiling_gbps']:.0f}%"] for r in rows]
-    return f"{title}\n" + _table(header, body, [True] * len(header))
+    return f"{title}\n" + table(header, body, [True] * len(header))
 
 
 def write_json(path, record):

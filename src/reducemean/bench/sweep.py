@@ -16,7 +16,7 @@ import numpy as np
 import reducemean
 
 from .cases import resolve_dtype
-from .report import _table
+from .report import table
 from .timing import compare_fast
 
 DTYPES = ("bool", "int8", "int32", "int64", "uint8", "uint64", "float16", "bfloat16",
@@ -95,7 +95,7 @@ def format_report(rows):
     cell = {(r["layout"], r["dtype"]): r["numpy_s"] / r["reducemean_s"] for r in rows}
     body = [[lay] + [f"{cell[lay, d]:.2f}" if (lay, d) in cell else "-" for d in dtypes]
             for lay in layouts]
-    text = _table(["numpy time / reducemean's"] + [_SHORT.get(d, d) for d in dtypes], body,
+    text = table(["numpy time / reducemean's"] + [_SHORT.get(d, d) for d in dtypes], body,
                   [False] + [True] * len(dtypes))
     slower = [f"{lay} {d} {v:.2f}x" for (lay, d), v in cell.items() if v < 1.0]
     text += f"\nnumpy.mean faster in {len(slower)} of {len(cell)} cells"
