@@ -148,7 +148,7 @@ def inner_serial(buf, p, out, tok):
 def inner_parallel(buf, p, out, tok):
     bad = 0
     for o in prange(p[4]):
-        bad += _inner_one(buf, p, out, tok, o)
+        bad += _inner_one(buf, p, out, tok, np.int64(o))  # see outer_parallel
     return bad
 
 
@@ -433,7 +433,7 @@ def inner_interleaved(buf, p, out, tok, chunks):
         _interleaved_piece(buf, p, tok, pa, pb, np.int64(c), chunks, nro, run, step, nr, nout)
     bad = 0
     for o in prange(nout):
-        bad += _merge_store(pa, pb, out, p, o, chunks, tok)
+        bad += _merge_store(pa, pb, out, p, np.int64(o), chunks, tok)  # see outer_parallel
     return bad
 
 
@@ -565,7 +565,8 @@ def outer_parallel(buf, p, out, tok, block):
     ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
     bad = 0
     for u in prange(nko * nblocks):
-        bad += _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep, block)
+        # an int64 index: a prange index of its own type compiles the unit twice
+        bad += _outer_unit(buf, p, out, tok, np.int64(u), nblocks, ncols, step, ostep, block)
     return bad
 
 
