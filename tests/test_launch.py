@@ -204,6 +204,18 @@ def test_few_column_blocks_split_the_rows(spy):
     assert np.array_equal(got, (4 * 40000 + np.arange(40000.0)).astype(np.float32))
 
 
+def test_one_wide_column_block_is_cut_into_blocks_per_thread(spy):
+    # One block of columns, wide enough: each thread takes its own columns
+    # over every row, with no partial states to merge.  Odd widths leave a
+    # narrower last block.
+    for ncols in (2048, 2 * kernels.NARROW + 1):
+        a = np.arange(128 * ncols, dtype=np.float64).reshape(128, ncols)
+        got = reducemean.mean(a, axis=0)
+        if launch.numba.get_num_threads() > 1:
+            assert spy[-1] == "outer_parallel"
+        assert np.array_equal(got, 63.5 * ncols + np.arange(float(ncols)))  # exact
+
+
 def test_chunks_bound_partial_memory_by_threads():
     # partial states never exceed outputs x threads
     for units in (1, 2, 3, 7, 100):
