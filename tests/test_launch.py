@@ -244,3 +244,22 @@ def test_many_threads_in_process_agree_with_exact_sums():
     for t in ts:
         t.join()
     assert errors == []
+
+
+def test_helpers_compile_once_for_serial_and_parallel_callers():
+    # A serial kernel calling a helper with a literal 0 start, or a parallel
+    # one passing prange's own index type, would compile a second copy of
+    # the helper, typed Literal[int](0) or uint64 (cold first calls).
+    from numba.core.registry import CPUDispatcher
+
+    x = np.ones((1024, 1024), np.float32)
+    for a, axis in ((x, 1), (x[:64, :64], 1), (x, 0), (x[:64, :64], 0),
+                    (np.ones((1 << 18, 4), np.float32), 1), (x[:8, :64], 0),
+                    (np.ones((64, 64, 64, 64), np.float32), (1, 3)),
+                    (np.ones((512, 512), np.complex64), 1), (np.ones((4, 4), np.complex64), 1)):
+        reducemean.mean(a, axis=axis)
+    for name, d in vars(kernels).items():
+        if isinstance(d, CPUDispatcher):
+            sigs = [str(s) for s in d.signatures]
+            same = {s.replace("Literal[int](0)", "int64").replace("uint64", "int64") for s in sigs}
+            assert len(same) == len(sigs), (name, sigs)

@@ -63,6 +63,12 @@ PAIR_GAP = 1 << 20
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 
+#: The start of a full range.  A literal 0 would be typed ``Literal[int](0)``:
+#: a second compile of a helper that a parallel kernel also calls with an
+#: int64 start (about 0.2-0.5 s each on a cold first call).  For the same
+#: reason the parallel kernels convert their prange index to int64.
+_ZERO = np.int64(0)
+
 
 @njit(**_JIT)
 def _kept_offsets(p, o, skip_inner):
@@ -132,7 +138,7 @@ def _segment(p, off, f, hi, run, step, nr):
 @njit(**_JIT)
 def _inner_one(buf, p, out, tok, o):
     off, oo = _kept_offsets(p, o, False)
-    a, b = _inner_partial(buf, p, tok, off, 0, p[1])
+    a, b = _inner_partial(buf, p, tok, off, _ZERO, p[1])
     return store(out, oo, a, b, p[1], tok)
 
 
@@ -148,7 +154,7 @@ def inner_serial(buf, p, out, tok):
 def inner_parallel(buf, p, out, tok):
     bad = 0
     for o in prange(p[4]):
-        bad += _inner_one(buf, p, out, tok, np.int64(o))  # see outer_parallel
+        bad += _inner_one(buf, p, out, tok, np.int64(o))  # see _ZERO
     return bad
 
 
@@ -287,7 +293,7 @@ SHORT_TASK = 1 << 14
 
 @njit(**_JIT)
 def short_serial(buf, p, out, tok):
-    return _short_rows(buf, p, out, tok, 0, p[4])
+    return _short_rows(buf, p, out, tok, _ZERO, p[4])
 
 
 @njit(parallel=True, **_JIT)
@@ -304,7 +310,7 @@ def short_parallel(buf, p, out, tok):
 @njit(**_JIT)
 def rows_serial(buf, p, out, tok):
     """Rows (one kept, one reduced dim) or a whole single run: one loop over the rows (see _rows)."""
-    return _rows(buf, p, out, tok, 0, p[4])
+    return _rows(buf, p, out, tok, _ZERO, p[4])
 
 
 @njit(parallel=True, **_JIT)
@@ -365,7 +371,7 @@ def _parts_range(buf, p, out, tok, lo, hi):
             bad += store(out, o * ok + 1, ai, bi, p[1], tok)
         return bad
     for o in range(lo, hi):
-        oo, ar, br, ai, bi = _parts_partial(buf, p, tok, o, 0, p[1])
+        oo, ar, br, ai, bi = _parts_partial(buf, p, tok, o, _ZERO, p[1])
         bad += store(out, oo, ar, br, p[1], tok)
         bad += store(out, oo + 1, ai, bi, p[1], tok)
     return bad
@@ -374,7 +380,7 @@ def _parts_range(buf, p, out, tok, lo, hi):
 @njit(**_JIT)
 def parts_serial(buf, p, out, tok):
     """Complex outputs whose innermost kept dim is the part: both parts of each in turn."""
-    return _parts_range(buf, p, out, tok, 0, p[4] // 2)
+    return _parts_range(buf, p, out, tok, _ZERO, p[4] // 2)
 
 
 @njit(parallel=True, **_JIT)
@@ -433,7 +439,7 @@ def inner_interleaved(buf, p, out, tok, chunks):
         _interleaved_piece(buf, p, tok, pa, pb, np.int64(c), chunks, nro, run, step, nr, nout)
     bad = 0
     for o in prange(nout):
-        bad += _merge_store(pa, pb, out, p, np.int64(o), chunks, tok)  # see outer_parallel
+        bad += _merge_store(pa, pb, out, p, np.int64(o), chunks, tok)  # see _ZERO
     return bad
 
 
@@ -547,7 +553,7 @@ def _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep, block):
     width = min(block, ncols - j0)
     off, oo = _kept_offsets(p, ko, True)
     sa, sb = state_arrays(width, buf, tok)
-    _outer_block(buf, p, tok, off + j0 * step, width, step, 0, p[1], sa, sb)
+    _outer_block(buf, p, tok, off + j0 * step, width, step, _ZERO, p[1], sa, sb)
     return store_block(out, oo + j0 * ostep, ostep, sa, sb, p[1], tok)
 
 
@@ -565,7 +571,7 @@ def outer_parallel(buf, p, out, tok, block):
     ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
     bad = 0
     for u in prange(nko * nblocks):
-        # an int64 index: a prange index of its own type compiles the unit twice
+        # an int64 index: see _ZERO
         bad += _outer_unit(buf, p, out, tok, np.int64(u), nblocks, ncols, step, ostep, block)
     return bad
 
