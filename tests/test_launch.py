@@ -205,15 +205,22 @@ def test_few_column_blocks_split_the_rows(spy):
 
 
 def test_one_wide_column_block_is_cut_into_blocks_per_thread(spy):
-    # One block of columns, wide enough: each thread takes its own columns
-    # over every row, with no partial states to merge.  Odd widths leave a
-    # narrower last block.
+    # One block of columns, wide enough, in a small input: each thread takes
+    # its own columns over every row, with no partial states to merge.  Odd
+    # widths leave a narrower last block.
     for ncols in (2048, 2 * kernels.NARROW + 1):
         a = np.arange(128 * ncols, dtype=np.float64).reshape(128, ncols)
         got = reducemean.mean(a, axis=0)
         if launch.numba.get_num_threads() > 1:
             assert spy[-1] == "outer_parallel"
         assert np.array_equal(got, 63.5 * ncols + np.arange(float(ncols)))  # exact
+    # From memory whole rows stream better: a larger input splits the rows.
+    a = np.arange(1024 * 1024, dtype=np.float64).reshape(1024, 1024)
+    assert a.nbytes > launch.COLUMN_SPLIT_MAX
+    got = reducemean.mean(a, axis=0)
+    if launch.numba.get_num_threads() > 1:
+        assert spy[-1] == "outer_split"
+    assert np.array_equal(got, 511.5 * 1024 + np.arange(1024.0))
 
 
 def test_chunks_bound_partial_memory_by_threads():

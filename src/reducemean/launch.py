@@ -130,6 +130,14 @@ def _chunks(units, threads, count):
     return max(1, min(want, threads, count // 8))
 
 
+#: Input bytes up to which a single wide block of columns is cut into a
+#: block per thread rather than the rows into pieces.  Held in cache, that
+#: measured 1.15-1.4x faster ((200, 4096) float32, (64, 2048) float64); from
+#: memory, 5-15% slower ((4096, 16384) float32 and float64, (8192, 8192).T
+#: float32; medians of five alternating runs): each thread's half rows restart the prefetchers at every row,
+#: where pieces of whole rows are one contiguous stream per thread.
+COLUMN_SPLIT_MAX = 4 << 20
+
 #: Most outputs the interleaved (memory-order) inner kernel accumulates at once.
 INTERLEAVE_MAX = 1 << 14
 
@@ -156,11 +164,11 @@ def _run_parallel(plan, p, buf, out, tok, threads):
     ncols = plan.kept[-1][0]
     block = block_width(ncols)
     units = (plan.nout // ncols) * -(-ncols // block)
-    if units < threads and ncols >= threads * kernels.NARROW:
+    if units < threads and ncols >= threads * kernels.NARROW and (
+            plan.work * buf.itemsize <= COLUMN_SPLIT_MAX):
         # Too few blocks for the threads: one block of columns per thread
         # rather than pieces of the rows, so no partial states to allocate
-        # and merge on one thread.  Measured as fast or faster (up to 1.4x
-        # on (1024, 1024) float32); blocks stay at least NARROW wide.
+        # and merge on one thread; blocks stay at least NARROW wide.
         return kernels.outer_parallel(buf, p, out, tok, -(-ncols // threads))
     chunks = _chunks(units, threads, plan.count)
     if chunks == 1:
