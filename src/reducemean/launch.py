@@ -132,10 +132,11 @@ def _chunks(units, threads, count):
 
 #: Input bytes up to which a single wide block of columns is cut into a
 #: block per thread rather than the rows into pieces.  Held in cache, that
-#: measured 1.15-1.4x faster ((200, 4096) float32, (64, 2048) float64); from
-#: memory, 5-15% slower ((4096, 16384) float32 and float64, (8192, 8192).T
-#: float32; medians of five alternating runs): each thread's half rows restart the prefetchers at every row,
-#: where pieces of whole rows are one contiguous stream per thread.
+#: measured 1.15-1.4x faster ((200, 4096) float32, (64, 2048) float64).
+#: From memory it measured 5-15% slower ((4096, 16384) float32 and float64,
+#: (8192, 8192).T float32; medians of five alternating runs): each thread's
+#: part rows restart the prefetchers at every row, where pieces of whole
+#: rows are one contiguous stream per thread.
 COLUMN_SPLIT_MAX = 4 << 20
 
 #: Most outputs the interleaved (memory-order) inner kernel accumulates at once.
