@@ -61,7 +61,10 @@ CACHED = 1 << 20
 #: most (see _f64_row_pairs).
 PAIR_GAP = 1 << 20
 
-_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+# No C-callable wrapper, and no Python one on the helpers only kernels call
+# (first-call time: see numerics._OVERLOAD_OPTS).
+_JIT = {"cache": True, "nogil": True, "error_model": "numpy", "no_cfunc_wrapper": True}
+_HELPER = dict(_JIT, no_cpython_wrapper=True)
 
 #: The start of a full range.  A literal 0 would be typed ``Literal[int](0)``:
 #: a second compile of a helper that a parallel kernel also calls with an
@@ -70,7 +73,7 @@ _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
 _ZERO = np.int64(0)
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _kept_offsets(p, o, skip_inner):
     """Input and output offsets of kept flat index ``o`` (outer kept dims only if ``skip_inner``)."""
     # prange may hand out unsigned indices; mixing them with int64 would give floats
@@ -91,7 +94,7 @@ def _kept_offsets(p, o, skip_inner):
     return off, oo
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _reduced_offset(p, f, ndims):
     """Input offset of flat index ``f`` over the first ``ndims`` reduced dims."""
     rb = 5 + 3 * p[2]
@@ -106,7 +109,7 @@ def _reduced_offset(p, f, ndims):
     return off
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _inner_partial(buf, p, tok, off, lo, hi):
     """State of one output (input offset ``off``) over flat reduced indices [lo, hi)."""
     nr = p[3]
@@ -127,7 +130,7 @@ def _inner_partial(buf, p, tok, off, lo, hi):
     return a, b
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _segment(p, off, f, hi, run, step, nr):
     """Start and length of the piece of innermost run that flat reduced index ``f`` begins."""
     ro = f // run
@@ -135,7 +138,7 @@ def _segment(p, off, f, hi, run, step, nr):
     return off + _reduced_offset(p, ro, nr - 1) + i0 * step, min(run - i0, hi - f)
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _inner_one(buf, p, out, tok, o):
     off, oo = _kept_offsets(p, o, False)
     a, b = _inner_partial(buf, p, tok, off, _ZERO, p[1])
@@ -180,7 +183,7 @@ def inner_split(buf, p, out, tok, chunks):
     return bad
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _short_fixed(buf, out, tok, base, lo, hi, run):
     # called with a literal ``run``: once inlined, each row is fully unrolled
     # and the loop over rows vectorises (store_short keeps it branch-free)
@@ -211,7 +214,7 @@ def _f64_row_pairs(buf, out, tok, base, sk, ok, run, lo, hi):
     """
 
 
-@overload(_f64_row_pairs, jit_options={"cache": True})
+@overload(_f64_row_pairs, jit_options={"cache": True, "no_cfunc_wrapper": True})
 def _f64_row_pairs_impl(buf, out, tok, base, sk, ok, run, lo, hi):
     if not plain_f64(buf, tok):
         return lambda buf, out, tok, base, sk, ok, run, lo, hi: (0, lo)
@@ -233,7 +236,7 @@ def _f64_row_pairs_impl(buf, out, tok, base, sk, ok, run, lo, hi):
     return impl
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _rows(buf, p, out, tok, lo, hi):
     """Outputs [lo, hi) of a plan with one reduced dimension and at most one kept.
 
@@ -262,7 +265,7 @@ def _rows(buf, p, out, tok, lo, hi):
     return bad
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _short_rows(buf, p, out, tok, lo, hi):
     """:func:`_rows` for runs under SHORT_RUN: contiguous rows get literal lengths.
 
@@ -324,7 +327,7 @@ def rows_parallel(buf, p, out, tok, tasks):
     return bad
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _parts_partial(buf, p, tok, o, lo, hi):
     """Both parts' states of complex output ``o`` over flat reduced indices [lo, hi).
 
@@ -358,7 +361,7 @@ def _parts_partial(buf, p, tok, o, lo, hi):
     return oo, ar, br, ai, bi
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _parts_range(buf, p, out, tok, lo, hi):
     bad = 0
     if p[2] <= 2 and p[3] == 1 and p[5 + 3 * p[2] + 1] == 2:
@@ -443,7 +446,7 @@ def inner_interleaved(buf, p, out, tok, chunks):
     return bad
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _interleaved_piece(buf, p, tok, pa, pb, c, chunks, nro, run, step, nr, nout):
     base = c * nout
     for ro in range(nro * c // chunks, nro * (c + 1) // chunks):
@@ -454,7 +457,7 @@ def _interleaved_piece(buf, p, tok, pa, pb, c, chunks, nro, run, step, nr, nout)
             pa[base + o], pb[base + o] = merge(pa[base + o], pb[base + o], a2, b2, tok)
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _merge_store(pa, pb, out, p, o, chunks, tok):
     """Merge output ``o``'s partial states laid out [chunk][output] and store the mean."""
     o = np.int64(o)
@@ -467,7 +470,7 @@ def _merge_store(pa, pb, out, p, o, chunks, tok):
     return store(out, dst, a, b, p[1], tok)
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
     """Add reduced rows [lo, hi) of ``width`` columns starting at ``off`` into ``sa``/``sb``.
 
@@ -536,7 +539,7 @@ def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
         f += 1
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _outer_geometry(p, block):
     nk = p[2]
     inner = 5 + 3 * (nk - 1)
@@ -545,7 +548,7 @@ def _outer_geometry(p, block):
     return ncols, p[inner + 1], p[inner + 2], nblocks, p[4] // ncols
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _outer_unit(buf, p, out, tok, u, nblocks, ncols, step, ostep, block):
     u = np.int64(u)
     ko = u // nblocks
@@ -608,7 +611,7 @@ def outer_split(buf, p, out, tok, block, chunks):
     return bad
 
 
-@njit(**_JIT)
+@njit(**_HELPER)
 def _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, block, tok):
     u = np.int64(u)
     nout = p[4]

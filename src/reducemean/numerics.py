@@ -87,7 +87,11 @@ _TWO_1008 = 2.0**1008
 _H_FITS = np.int64(1 << 30)  # |high word| below this: the value fits in int64
 _UH_FITS = np.uint64(1 << 31)
 
-_OVERLOAD_OPTS = {"cache": True}
+# Helpers only ever called from other compiled code: no C-callable wrapper
+# (overloads already have no Python wrapper).  Each wrapper is compiled, then
+# optimised again in every caller's module: about 0.3 s of a cold first call.
+_OVERLOAD_OPTS = {"cache": True, "no_cfunc_wrapper": True}
+_HELPER = dict(_OVERLOAD_OPTS, no_cpython_wrapper=True)
 
 
 def _bit_intrinsic(src, dst, convert, doc):
@@ -342,7 +346,7 @@ def _stack_f64(typingctx, n):
 # F: a plain float64 sum. Reassociation (the most fast-math the kernels allow:
 # never nnan/ninf, so NaN and Inf propagate) lets LLVM vectorise the reduction;
 # float64 has 29 more bits than the inputs, so the order does not matter.
-@njit(fastmath={"reassoc", "contract"}, cache=True)
+@njit(fastmath={"reassoc", "contract"}, **_HELPER)
 def _run_f(buf, off, n, stride, tok):
     s = 0.0
     for i in range(n):
@@ -353,7 +357,7 @@ def _run_f(buf, off, n, stride, tok):
 # Every second float16 value where F16C is not used (see _sum_step2 for the
 # rest): a constant stride of 2 lets LLVM load whole vectors and keep the
 # even lanes instead of converting one value at a time.
-@njit(fastmath={"reassoc", "contract"}, cache=True)
+@njit(fastmath={"reassoc", "contract"}, **_HELPER)
 def _run_f2(buf, off, n, stride, tok):
     s = 0.0
     for i in range(n):
@@ -364,7 +368,7 @@ def _run_f2(buf, off, n, stride, tok):
 # Other strided runs stay scalar: vectorised, they become gathers, which measured
 # four times slower than eight independent scalar lanes on the AMD cores here.
 # No fast-math, so LLVM keeps the lanes as written.
-@njit(cache=True)
+@njit(**_HELPER)
 def _run_f_strided(buf, off, n, stride, tok):
     s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
     i = 0
@@ -720,7 +724,7 @@ def run_parts(buf, off, n, tok):
 
 # complex64: both parts in one loop; LLVM loads whole vectors and splits the
 # even and odd lanes (interleaved access), so the loop still vectorises.
-@njit(fastmath={"reassoc", "contract"}, cache=True)
+@njit(fastmath={"reassoc", "contract"}, **_HELPER)
 def _parts_f(buf, off, n, tok):
     s0 = 0.0
     s1 = 0.0
