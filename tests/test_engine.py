@@ -46,6 +46,7 @@ LAYOUTS = [
     ((48, 300), 1, None),  # rows (inner)
     ((300, 48), 0, None),  # columns (outer)
     ((4000, 4), 1, None),  # short rows
+    ((4000, 8), 1, "step"),  # short rows of every second value: the row loop
     ((20, 6, 30), (0, 2), None),  # RKR
     ((300, 64), 1, "T"),  # a transposed view
     ((64, 600), 1, "step"),  # a step-2 view

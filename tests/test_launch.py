@@ -144,6 +144,23 @@ def test_rows_run_as_ranges_of_outputs(spy):
     assert np.array_equal(got, (np.arange(BIG // 4, dtype=np.float64) * 4 + 1.5).astype(np.float32))
 
 
+@pytest.mark.parametrize("view, first", [((slice(None), slice(0, 4)), 1.5),
+                                         ((slice(None), slice(None, None, 2)), 3.0)])
+def test_short_rows_not_one_after_another_go_by_the_row_loop(spy, view, first):
+    # part rows or every second value: the short-row kernel only takes
+    # contiguous rows (its unrolled loops assume them)
+    a = np.arange(2 * BIG, dtype=np.float32).reshape(-1, 8)[view]
+    got = reducemean.mean(a, axis=1)
+    if launch.numba.get_num_threads() > 1:
+        assert spy[-1] == "rows_parallel"
+    want = np.arange(a.shape[0], dtype=np.float64) * 8 + first  # exact in float32
+    assert np.array_equal(got, want.astype(np.float32))
+    with launch.serial_only():
+        got = reducemean.mean(a[:100], axis=1)
+    assert spy[-1] == "rows_serial"
+    assert np.array_equal(got, want[:100].astype(np.float32))
+
+
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_complex_runs_split_or_go_by_rows(spy, dtype):
     # A whole complex array is cut into pieces whose states are merged; many

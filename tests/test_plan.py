@@ -120,14 +120,34 @@ def test_complex_parts_dimension_alone_takes_the_parts_family(shape, axes, view,
         ((slice(None), slice(None, None, 3)), 0, 0),
         ((slice(None), slice(None)), 0, 0),  # contiguous columns
         ((slice(None), slice(None, None, 3)), 1, 0),
-        ((slice(None), slice(0, 24, 2)), 1, 0),  # runs too short: the short family
+        ((slice(None), slice(0, 24, 2)), 1, 2),  # short runs, but strided: plain rows
+        ((slice(None), slice(0, 12)), 1, 1),  # short runs, rows apart: plain rows
+        ((slice(None), slice(12, 0, -1)), 1, 0),  # ... read backwards
     ],
 )
 def test_runs_with_one_step_are_marked(view, axes, run_step):
     # (numerics.run_token: the kernels compile only the loops a plan needs)
     p = _plan(np.empty((4, 512), np.float32)[view], axes)
     assert p.run_step == run_step
-    assert p.family == ("outer" if axes == 0 else "short" if view[1].stop == 24 else "inner")
+    assert p.family == ("outer" if axes == 0 else "inner")
+
+
+@pytest.mark.parametrize(
+    "view, family",
+    [
+        ((slice(None), slice(None)), "short"),  # contiguous rows one after another
+        ((slice(None, None, 2), slice(None)), "inner"),  # every second row
+        ((slice(None), slice(0, 4)), "inner"),  # part rows
+        ((slice(None), slice(None, None, 2)), "inner"),  # strided values
+        ((slice(None, None, -1), slice(None)), "inner"),  # rows in reverse
+        ((slice(None), slice(None, None, -1)), "inner"),  # values in reverse
+    ],
+)
+def test_only_contiguous_short_rows_take_the_short_family(view, family):
+    p = _plan(np.empty((64, 8), np.float32)[view], 1)
+    assert p.family == family
+    if family == "short":
+        assert p.run_step == 1  # unit-stride runs: the kernels compile no strided loop
 
 
 def test_strided_complex_columns_put_the_part_dimension_outermost():

@@ -267,27 +267,23 @@ def _rows(buf, p, out, tok, lo, hi):
 
 @njit(**_HELPER)
 def _short_rows(buf, p, out, tok, lo, hi):
-    """:func:`_rows` for runs under SHORT_RUN: contiguous rows get literal lengths.
+    """Outputs [lo, hi) of contiguous rows under SHORT_RUN values (the "short" plans).
 
-    Kept apart from ``_rows`` so the inner kernels do not compile the five
-    unrolled variants (first-call time).
+    Rows of 2, 3, 4 and 8 values get literal lengths.  Kept apart from
+    ``_rows``, which strided short rows get, so neither compiles the
+    other's loops (first-call time).
     """
     base = p[0]
-    sk = p[6]
-    ok = p[7]
     run = p[8]
-    step = p[9]
-    if step == 1 and sk == run and ok == 1:  # contiguous rows: constant shapes
-        if run == 2:
-            return _short_fixed(buf, out, tok, base, lo, hi, 2)
-        if run == 3:
-            return _short_fixed(buf, out, tok, base, lo, hi, 3)
-        if run == 4:
-            return _short_fixed(buf, out, tok, base, lo, hi, 4)
-        if run == 8:
-            return _short_fixed(buf, out, tok, base, lo, hi, 8)
-        return _short_fixed(buf, out, tok, base, lo, hi, run)
-    return _rows(buf, p, out, tok, lo, hi)
+    if run == 2:
+        return _short_fixed(buf, out, tok, base, lo, hi, 2)
+    if run == 3:
+        return _short_fixed(buf, out, tok, base, lo, hi, 3)
+    if run == 4:
+        return _short_fixed(buf, out, tok, base, lo, hi, 4)
+    if run == 8:
+        return _short_fixed(buf, out, tok, base, lo, hi, 8)
+    return _short_fixed(buf, out, tok, base, lo, hi, run)
 
 
 #: Outputs per parallel task of the short-row kernel.

@@ -162,17 +162,22 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
             reduced = ((1, 0),)
         elif kept and reduced[-1][0] < SHORT_RUN:
             # Runs this short cost more to start than to sum, e.g. (16M, 4)
-            # over axis 1: one kept and one reduced dim get a kernel that
-            # vectorises across rows; anything else accumulates blocks of
-            # outputs side by side (the column loop, rows and columns swapped).
-            family = "short" if len(kept) == 1 and len(reduced) == 1 else "outer"
+            # over axis 1: contiguous rows, one after another, get a kernel
+            # that vectorises across rows; other rows (strided, or apart) stay
+            # plain rows, so that kernel compiles no loop for them (first-call
+            # time).  More dims accumulate blocks of outputs side by side (the
+            # column loop, rows and columns swapped).
+            if len(kept) > 1 or len(reduced) > 1:
+                family = "outer"
+            elif reduced[0][1] == 1 and kept[0][1:] == (reduced[0][0], 1):
+                family = "short"
     params = pack(base, count, kept, reduced, nout)
     folded = (
         (pattern, family) == ("columns", "outer") and not base  # RK: one kept, one reduced
         and kept[0][1:] == (1, 1) and reduced[0][1] == kept[0][0] < FOLD_WIDTH
         and count * kept[0][0] >= FOLD_MIN
     )
-    run = reduced[-1][1] if family == "inner" else 0
+    run = reduced[-1][1] if family in ("inner", "short") else 0
     run_step = 1 if run == 1 else 2 if abs(run) == 2 else 0
     if family == "outer" and kept[-1][1] == 2:  # columns of every second value
         run_step = 2
