@@ -5,10 +5,11 @@ Numba's on-disk cache, on first use.  So the first call is timed in a new
 interpreter, twice with the same temporary ``NUMBA_CACHE_DIR``: once while it
 is empty (cold: compilation) and once after the first run filled it (warm:
 cache loads).  Each run times the import, a first small call (a serial
-kernel), its second call, and a first large call (a parallel kernel, when
-the process has more than one thread).  Those calls reduce rows; a second
-pair of fresh interpreters, with a cache of their own, makes a columns
-reduction its first call, since the column kernels take longest to compile.
+kernel: by default 8 x 8, whose short rows take a kernel of their own), its
+second call, and a first large call (a parallel kernel, when the process has
+more than one thread).  Those calls reduce rows; a second pair of fresh
+interpreters, with a cache of their own, makes a columns reduction its first
+call, since the column kernels take longest to compile.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def _child_env(cache_dir, threads):
     return env
 
 
-def measure(threads=None, dtype="float32", small=(64, 64), big=(1024, 1024), timeout=600):
+def measure(threads=None, dtype="float32", small=(8, 8), big=(1024, 1024), timeout=600):
     """Cold and warm first-call times, in seconds, from fresh interpreters.
 
     ``big`` should hold more than ``launch.PARALLEL_MIN`` elements so its
