@@ -52,6 +52,12 @@ def block_width(ncols):
     """Outputs an ``outer`` kernel accumulates together (see kernels.MAX_BLOCK)."""
     return min(ncols, kernels.MAX_BLOCK)
 
+
+def column_units(plan, block):
+    """An ``outer`` plan's units of work: blocks of ``block`` columns, at every outer kept offset."""
+    ncols = plan.kept[-1][0]
+    return (plan.nout // ncols) * -(-ncols // block)
+
 _lock = threading.Lock()
 _forked = False
 _local = threading.local()
@@ -114,7 +120,8 @@ def serial_kernel(plan):
         return kernels.short_serial, ()
     if plan.family == "parts":
         return kernels.parts_serial, ()
-    return kernels.outer_serial, (block_width(plan.kept[-1][0]),)
+    block = block_width(plan.kept[-1][0])
+    return kernels.outer_serial, (block, 0, column_units(plan, block))
 
 
 def _chunks(units, threads, count):
@@ -164,7 +171,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         return kernels.inner_split(buf, p, out, tok, chunks)
     ncols = plan.kept[-1][0]
     block = block_width(ncols)
-    units = (plan.nout // ncols) * -(-ncols // block)
+    units = column_units(plan, block)
     if units < threads and ncols >= threads * kernels.NARROW and (
             plan.work * buf.itemsize <= COLUMN_SPLIT_MAX):
         # Too few blocks for the threads: one block of columns per thread

@@ -249,11 +249,11 @@ def _remember(a, axis, keepdims, plan, entry, rd):
     args = (buf, plan.params, np.empty(plan.nout, part), tok)
     kernel, extra = launch.serial_kernel(plan)
     kern = _compiled(kernel, args + extra)
-    if extra:  # the outer kernel's block width, fixed by the plan
+    if extra:  # the outer kernel's block width and units, fixed by the plan
         compiled = kern
 
-        def kern(buf, p, out, tok, _block=extra[0]):
-            return compiled(buf, p, out, tok, _block)
+        def kern(buf, p, out, tok, _block=extra[0], _u0=extra[1], _u1=extra[2]):
+            return compiled(buf, p, out, tok, _block, _u0, _u1)
     if entry.pairs:
         kern = _parts_kernel(kern, plan, entry)
     elif viewed:
