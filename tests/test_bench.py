@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -55,6 +56,8 @@ def test_cli_tiny_without_optional_packages(tmp_path, monkeypatch, capsys):
         (c, d) for d in ("float32", "bfloat16") for c in ("whole", "columns", "step2_cols")]
     for row in large:
         assert set(row["results"]) == {"reducemean", "numpy"}
+        ours = row["results"]["reducemean"]
+        assert ours["ceiling_share"] > 0 and ours["ceiling_gbps"] > 0  # paired with the read
         ours = row["results"]["reducemean"]
         assert ours["ok"], row  # reducemean agrees with a float64 mean
         assert ours["median_s"] >= ours["best_s"] > 0
@@ -161,10 +164,30 @@ def test_format_large_marks():
     }]
     text = report.format_large(rows, ceiling_gbps=2.0)
     assert "2.00x!" in text and "0.50x*" in text
-    assert "50%" in text
+    assert "50%" in text  # no paired share: GB/s over the run's ceiling
     line = [ln for ln in text.splitlines() if ln.startswith("whole")][0]
     assert line.rstrip().endswith("-")
     assert "numpy float32: 1 of 1 cases beyond tolerance" in text
+    rows[0]["results"]["reducemean"]["ceiling_share"] = 0.9  # from paired calls: that one counts
+    line = [ln for ln in report.format_large(rows, ceiling_gbps=2.0).splitlines()
+            if ln.startswith("whole")][0]
+    assert "90%" in line.split()
+
+
+def test_paired_ratio_is_per_pair():
+    # The machine turns three times slower after the first seven calls.  Paired
+    # with the reference, the call meets the reference's conditions in all but
+    # one pair (ratio 1); timed in a block after the reference's block, every
+    # call would have met the slow phase (ratio 3).
+    calls = []
+
+    def cost():
+        calls.append(None)
+        time.sleep(0.001 if len(calls) <= 7 else 0.003)
+
+    ratio, ref_t = timing.paired(cost, cost, repeat=7, warmup=0)
+    assert 0.7 < ratio < 1.5
+    assert ref_t.samples == 7
 
 
 def test_threshold_crossover():

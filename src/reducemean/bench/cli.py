@@ -1,9 +1,10 @@
 """``python -m reducemean.bench``: run the throughput suite and print its tables.
 
-Order of a run: the read ceiling first (every throughput is shown against
-it), then the large cases, the first-call times, the small inputs, the
-sweep against numpy.mean, thread scaling and, when asked for, the
-serial/parallel threshold.
+Order of a run: the read ceiling first, then the large cases (each also
+timed in calls paired with the ceiling's read, for its share of the
+ceiling), the first-call times, the small inputs, the sweep against
+numpy.mean, thread scaling and, when asked for, the serial/parallel
+threshold.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import reducemean
 
 from . import cases as C
 from . import ceiling, coldstart, peers, report, scaling, sweep, threshold
-from .timing import compare, compare_fast
+from .timing import compare, compare_fast, paired
 
 
 @dataclass(frozen=True)
@@ -163,8 +164,14 @@ def _peer_versions(adapters):
     return out
 
 
-def run_case(case, x, adapters, settings, check):
-    """One large case: every adapter prepared and checked once, then each timed in turn."""
+def run_case(case, x, adapters, settings, check, ceiling_read=None):
+    """One large case: every adapter prepared and checked once, then each timed in turn.
+
+    With ``ceiling_read``, a ``(callable, bytes)`` pair from
+    :func:`ceiling.reader`, reducemean is timed once more in calls paired
+    with the ceiling's read (:func:`timing.paired`): its share of the
+    ceiling is the median of those pairs' ratios.
+    """
     nbytes = x.size * x.itemsize
     results, prepared = {}, {}
     for name, adapter in adapters.items():
@@ -184,6 +191,12 @@ def run_case(case, x, adapters, settings, check):
         results.setdefault(name, {}).update(
             t.as_dict(), gbps=nbytes / t.median / 1e9, gbps_best=nbytes / t.best / 1e9,
             copied=prepared[name].copied)
+    if ceiling_read is not None and "reducemean" in prepared:
+        read, read_bytes = ceiling_read
+        ratio, ceil = paired(prepared["reducemean"].call, read, repeat=settings.repeat)
+        results["reducemean"].update(
+            ceiling_gbps=read_bytes / ceil.median / 1e9,
+            ceiling_share=(nbytes / read_bytes) / ratio)  # (its GB/s) / (the read's), per pair
     return {
         "case": case.name, "label": case.label, "shape": case.shown_shape(settings.scale),
         "view_shape": list(x.shape), "axes": list(case.axes) if case.axes is not None else None,
@@ -276,6 +289,7 @@ def _run(args, settings, threads):
         if "large" in args.sections:
             record["large"] = rows = []
             buffers = C.Buffers(args.case_list, settings.scale)
+            ceiling_read = ceiling.reader(settings.ceiling_bytes)
             for dt_name in args.dtype_names:
                 dtype = C.resolve_dtype(dt_name)
                 if dtype is None:
@@ -285,9 +299,10 @@ def _run(args, settings, threads):
                 buf = buffers.get(dtype)
                 for case in args.case_list:
                     rows.append(run_case(case, case.make(buf, settings.scale), adapters, settings,
-                                         not args.no_check))
+                                         not args.no_check, ceiling_read))
                     progress.step(f"{case.name} {dt_name}")
             buffers.clear()
+            del ceiling_read
 
         if "coldstart" in args.sections:
             # float32, and float64: numpy's default, so most programs' first call

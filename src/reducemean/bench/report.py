@@ -42,7 +42,11 @@ def peers_in(rows):
 
 
 def format_large(rows, ceiling_gbps):
-    """The big table: throughput, share of the ceiling, speed against each peer."""
+    """The big table: throughput, share of the ceiling, speed against each peer.
+
+    The share is from calls paired with the ceiling's read when the row has
+    them (``ceiling_share``), else GB/s over the run's ``ceiling_gbps``.
+    """
     peers = peers_in(rows)
     header = ["case", "shape", "axes", "dtype", "GB/s", "best", "%ceil"] + [f"vs {p}" for p in peers]
     body = []
@@ -50,8 +54,11 @@ def format_large(rows, ceiling_gbps):
         ours = r["results"].get("reducemean", {})
         cells = [r["case"], r["shape"], _fmt_axes(r["axes"]), r["dtype"]]
         if "median_s" in ours:
+            share = ours.get("ceiling_share")
+            if share is None and ceiling_gbps:
+                share = ours["gbps"] / ceiling_gbps
             cells += [f"{ours['gbps']:.2f}", f"{ours['gbps_best']:.2f}",
-                      f"{100 * ours['gbps'] / ceiling_gbps:.0f}%" if ceiling_gbps else "?"]
+                      f"{100 * share:.0f}%" if share is not None else "?"]
             if ours.get("ok") is False:
                 cells[4] += WRONG
         else:
@@ -69,7 +76,8 @@ def format_large(rows, ceiling_gbps):
             cells.append(cell)
         body.append(cells)
     text = table(header, body, [False] * 4 + [True] * (len(header) - 4))
-    legend = (f"GB/s = input bytes / median time (best: / best time); %ceil = median GB/s / ceiling; "
+    legend = (f"GB/s = input bytes / median time (best: / best time); %ceil = median, over "
+              f"calls each just after a read of the ceiling's, of the call's GB/s / the read's; "
               f"vs X = X's time / reducemean's ({UNSUPPORTED}: X cannot take this dtype; "
               f"{COPIED}: X was given a contiguous copy of the view, made before timing; "
               f"{WRONG}: result beyond tolerance of a float64 mean)")

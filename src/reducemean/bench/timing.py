@@ -81,6 +81,30 @@ def compare(fns, repeat=5, warmup=1, budget=None, min_repeat=3, settle=0.05):
     return out
 
 
+def paired(fn, ref, repeat=7, warmup=1):
+    """``fn``'s time over ``ref``'s, each call of ``fn`` just after one of ``ref``.
+
+    For a share of a shared machine's bandwidth, which comes and goes on a
+    scale of seconds: a ``ref`` timed in a block of its own minutes earlier
+    (or even just before ``fn``'s block) can have run at twice or half the
+    rate ``fn`` met.  Returns ``(median of fn_time / ref_time per pair, Timing of ref)``.
+    """
+    for _ in range(warmup):
+        ref()
+        fn()
+    ratios, refs = [], []
+    with _gc_off():
+        for _ in range(repeat):
+            t0 = clock()
+            ref()
+            t1 = clock()
+            fn()
+            t2 = clock()
+            refs.append(t1 - t0)
+            ratios.append((t2 - t1) / (t1 - t0))
+    return statistics.median(ratios), _summary(refs)
+
+
 def calls_per_sample(fn, target=0.01, cap=1 << 20):
     """How many calls of a fast ``fn`` take about ``target`` seconds (timer noise vanishes)."""
     n = 1
