@@ -73,6 +73,8 @@ def test_cli_tiny_without_optional_packages(tmp_path, monkeypatch, capsys):
     assert {"cold", "warm"} <= set(record["coldstart_float64"])
     assert "first call, float64, fresh interpreter" in text
     assert [s["case"] for s in record["scaling"]] == [c for c, _ in cases.SCALING_CASES]
+    for s in record["scaling"]:
+        assert all(r["ceiling_share"] > 0 and r["ceiling_gbps"] > 0 for r in s["rows"])
 
 
 def test_cli_tiny_with_installed_peers(tmp_path, capsys):

@@ -137,7 +137,8 @@ def format_coldstart(res):
 def format_scaling(title, rows):
     header = ["threads", "GB/s", "best", "speedup", "ceiling GB/s", "%ceil"]
     body = [[r["threads"], f"{r['gbps']:.2f}", f"{r['gbps_best']:.2f}", f"{r['speedup']:.2f}x",
-             f"{r['ceiling_gbps']:.2f}", f"{100 * r['gbps'] / r['ceiling_gbps']:.0f}%"] for r in rows]
+             f"{r['ceiling_gbps']:.2f}",
+             f"{100 * r.get('ceiling_share', r['gbps'] / r['ceiling_gbps']):.0f}%"] for r in rows]
     return f"{title}\n" + table(header, body, [True] * len(header))
 
 

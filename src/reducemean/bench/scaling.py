@@ -3,6 +3,8 @@
 Each thread count is set with ``numba.set_num_threads``; the read ceiling is
 measured at the same count, since one core alone usually cannot saturate
 memory and the fair question is how close each count comes to its own limit.
+As for the large cases, the share of it comes from calls paired with the
+ceiling's read (``timing.paired``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import numba
 import reducemean
 
 from . import ceiling
-from .timing import compare
+from .timing import compare, paired
 
 
 def thread_counts(most):
@@ -27,20 +29,25 @@ def thread_counts(most):
 
 
 def measure(x, axes, most, repeat=5, ceiling_bytes=ceiling.CEILING_BYTES, progress=None):
-    """Rows of (threads, GB/s, speedup over one thread, ceiling GB/s at that count)."""
+    """Rows of (threads, GB/s, speedup over one thread, ceiling GB/s and share at that count)."""
     prev = numba.get_num_threads()
+    read, read_bytes = ceiling.reader(ceiling_bytes)
+
+    def call():
+        return reducemean.mean(x, axis=axes)
+
     rows = []
     try:
         for t in thread_counts(most):
             numba.set_num_threads(t)
-            timing = compare({"reducemean": lambda: reducemean.mean(x, axis=axes)},
-                             repeat=repeat)["reducemean"]
-            ceil = ceiling.measure(ceiling_bytes, repeat=3, threads=t)
+            timing = compare({"reducemean": call}, repeat=repeat)["reducemean"]
+            ratio, ceil = paired(call, read, repeat=repeat)
             rows.append({
                 "threads": t,
                 "gbps": x.nbytes / timing.median / 1e9,
                 "gbps_best": x.nbytes / timing.best / 1e9,
-                "ceiling_gbps": ceil["gbps_best"],
+                "ceiling_gbps": read_bytes / ceil.median / 1e9,
+                "ceiling_share": (x.nbytes / read_bytes) / ratio,
                 **timing.as_dict(),
             })
             if progress:
