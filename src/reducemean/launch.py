@@ -58,6 +58,7 @@ def column_units(plan, block):
     ncols = plan.kept[-1][0]
     return (plan.nout // ncols) * -(-ncols // block)
 
+
 _lock = threading.Lock()
 _forked = False
 _local = threading.local()
