@@ -1,4 +1,4 @@
-"""The reduction kernels: three loop families, each serial and parallel.
+"""The reduction kernels: four loop families, each serial and parallel.
 
 Every kernel reads a flat storage buffer through the packed plan ``p`` (see
 :func:`reducemean.plan.pack`), an int64 array::
@@ -21,9 +21,9 @@ test to the hot loops.
 * ``outer`` kernels serve plans whose innermost dimension is kept: a block of
   up to MAX_BLOCK neighbouring outputs is accumulated row by row (columns,
   KRK), so every load is used and the states stay in cache.
-* ``short`` kernels serve one kept and one reduced dimension whose runs are
-  too short to pay for a run loop, e.g. (16M, 4) over axis 1: each row's
-  values are added one by one, so the loop over rows vectorises.
+* ``short`` kernels serve contiguous rows, one after another, too short to
+  pay for a run loop, e.g. (16M, 4) over axis 1: each row's values are added
+  one by one, so the loop over rows vectorises.
 * ``parts`` kernels serve complex inputs whose innermost kept dimension is
   the part (real, imaginary) alone, e.g. complex rows or a whole complex
   array: a contiguous run is read once for both parts.  Seen as floats this
