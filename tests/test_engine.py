@@ -51,6 +51,11 @@ LAYOUTS = [
     ((300, 64), 1, "T"),  # a transposed view
     ((64, 600), 1, "step"),  # a step-2 view
     ((600, 600), 0, None),  # columns, large enough to run in parallel
+    # each parallel kernel whose tasks count their out-of-range sums apart
+    ((2048, 128), 1, None),  # rows
+    ((65536, 4), 1, None),  # short rows
+    ((128, 2048), 0, None),  # columns, a block per thread
+    ((8, 32, 1024), 1, None),  # columns (KRK), a unit per block
 ]
 
 
@@ -85,13 +90,14 @@ def test_complex128_overflowing_parts():
         got = reducemean.mean(a)
         assert ulp_distance(got.real, want_re[()], np.float64) <= 1
         assert ulp_distance(got.imag, want_im[()], np.float64) <= 1
-    rows = a.reshape(20, 25)
-    want_re, want_im = exact_mean(rows, axis=1)
-    for _ in range(2):
-        got = reducemean.mean(rows, axis=1)
-        for r in range(20):
-            assert ulp_distance(got[r].real, want_re[r], np.float64) <= 1
-            assert ulp_distance(got[r].imag, want_im[r], np.float64) <= 1
+    for rows in (a.reshape(20, 25), huge((2048, 64), seed=5) + 1j * huge((2048, 64), seed=6)):
+        # the second: large enough for the parallel kernel
+        want_re, want_im = exact_mean(rows, axis=1)
+        for _ in range(2):
+            got = reducemean.mean(rows, axis=1)
+            for r in range(rows.shape[0]):
+                assert ulp_distance(got[r].real, want_re[r], np.float64) <= 1
+                assert ulp_distance(got[r].imag, want_im[r], np.float64) <= 1
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])

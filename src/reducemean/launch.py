@@ -25,6 +25,7 @@ import os
 import threading
 
 import numba
+import numpy as np
 
 from . import kernels
 from .numerics import run_token
@@ -151,13 +152,19 @@ COLUMN_SPLIT_MAX = 4 << 20
 INTERLEAVE_MAX = 1 << 14
 
 
+def _counts(tasks):
+    """An array for a parallel kernel's ``tasks`` out-of-range counts (see kernels._total)."""
+    return np.empty(tasks, np.int64)
+
+
 def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "short":
-        return kernels.short_parallel(buf, p, out, tok)
+        tasks = -(-plan.nout // kernels.SHORT_TASK)
+        return kernels.short_parallel(buf, p, out, tok, _counts(tasks))
     if plan.family == "parts":
         chunks = _chunks(plan.nout // 2, threads, plan.count)
         if chunks == 1:
-            return kernels.parts_parallel(buf, p, out, tok, threads)
+            return kernels.parts_parallel(buf, p, out, tok, _counts(threads))
         return kernels.parts_split(buf, p, out, tok, chunks)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
         outer_runs = plan.count // plan.reduced[-1][0]
@@ -166,7 +173,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1 and len(plan.kept) == 1 and len(plan.reduced) == 1:
-            return kernels.rows_parallel(buf, p, out, tok, threads)
+            return kernels.rows_parallel(buf, p, out, tok, _counts(threads))
         if chunks == 1:
             return kernels.inner_parallel(buf, p, out, tok)
         return kernels.inner_split(buf, p, out, tok, chunks)
@@ -178,8 +185,9 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         # Too few blocks for the threads: one block of columns per thread
         # rather than pieces of the rows, so no partial states to allocate
         # and merge on one thread; blocks stay at least NARROW wide.
-        return kernels.outer_parallel(buf, p, out, tok, -(-ncols // threads))
+        block = -(-ncols // threads)
+        return kernels.outer_parallel(buf, p, out, tok, block, _counts(column_units(plan, block)))
     chunks = _chunks(units, threads, plan.count)
     if chunks == 1:
-        return kernels.outer_parallel(buf, p, out, tok, block)
+        return kernels.outer_parallel(buf, p, out, tok, block, _counts(units))
     return kernels.outer_split(buf, p, out, tok, block, chunks)
