@@ -58,6 +58,7 @@ def test_cli_tiny_without_optional_packages(tmp_path, monkeypatch, capsys):
         assert set(row["results"]) == {"reducemean", "numpy"}
         ours = row["results"]["reducemean"]
         assert ours["ceiling_share"] > 0 and ours["ceiling_gbps"] > 0  # paired with the read
+        assert row["results"]["numpy"]["vs_reducemean"] > 0  # per-round ratio
         ours = row["results"]["reducemean"]
         assert ours["ok"], row  # reducemean agrees with a float64 mean
         assert ours["median_s"] >= ours["best_s"] > 0
@@ -190,6 +191,45 @@ def test_paired_ratio_is_per_pair():
     ratio, ref_t = timing.paired(cost, cost, repeat=7, warmup=0)
     assert 0.7 < ratio < 1.5
     assert ref_t.samples == 7
+
+
+def test_round_ratio_is_per_round(monkeypatch):
+    # A machine that turns three times slower after the fourth call, on a
+    # fake clock.  In rounds of blocks both callables meet each phase alike
+    # (ratio 1); one block each would give the second the slow phase alone.
+    now, calls = [0.0], []
+    monkeypatch.setattr(timing, "clock", lambda: now[0])
+
+    def cost():
+        calls.append(None)
+        now[0] += 1.0 if len(calls) <= 4 else 3.0
+
+    fns = {"a": cost, "b": cost}
+    t = timing.compare(fns, repeat=4, warmup=0, settle=0, rounds=4)
+    assert [x.rounds for x in t.values()] == [(1.0, 1.0, 3.0, 3.0)] * 2
+    assert timing.round_ratio(t["b"], t["a"]) == 1.0
+    calls.clear()
+    t = timing.compare(fns, repeat=4, warmup=0, settle=0, rounds=1)
+    assert t["a"].median == 1.0 and t["b"].median == 3.0
+    assert timing.round_ratio(t["b"], t["a"]) == 3.0
+
+
+def test_compare_budget_drops_a_slow_callable_from_later_rounds(monkeypatch):
+    now, seen = [0.0], []
+    monkeypatch.setattr(timing, "clock", lambda: now[0])
+
+    def call(name, cost):
+        def fn():
+            seen.append(name)
+            now[0] += cost
+        return fn
+
+    t = timing.compare({"fast": call("fast", 0.125), "slow": call("slow", 8.0)},
+                       repeat=8, warmup=0, settle=0, rounds=4, budget=2.0, min_repeat=3)
+    assert t["fast"].samples == 8 and t["slow"].samples == 3
+    assert t["slow"].rounds == (8.0, 8.0, None, None)
+    assert seen.count("slow") == 3  # no call at all in the rounds it sat out
+    assert timing.round_ratio(t["slow"], t["fast"]) == 64.0
 
 
 def test_threshold_crossover():

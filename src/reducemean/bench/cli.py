@@ -23,7 +23,7 @@ import reducemean
 
 from . import cases as C
 from . import ceiling, coldstart, peers, report, scaling, sweep, threshold
-from .timing import compare, compare_fast, paired
+from .timing import compare, compare_fast, paired, round_ratio
 
 
 @dataclass(frozen=True)
@@ -39,18 +39,20 @@ class Settings:
     threshold_sizes: tuple
     scaling_repeat: int
     settle: float = 0.05  #: pause before each implementation's block (see timing.compare)
+    rounds: int = 4  #: rounds of blocks per large case; peers' ratios are per round
 
 
 def settings_for(args):
     if args.tiny:
         return Settings(scale=args.scale or 1 / 4096, repeat=args.repeat or 2, budget=0.2,
                         ceiling_bytes=1 << 20, small_target=0.0005, coldstart_big=None,
-                        threshold_sizes=threshold.TINY_SIZES, scaling_repeat=2, settle=0.0)
+                        threshold_sizes=threshold.TINY_SIZES, scaling_repeat=2, settle=0.0,
+                        rounds=1)
     if args.quick:
         return Settings(scale=args.scale or C.QUICK_SCALE, repeat=args.repeat or 5, budget=1.0,
                         ceiling_bytes=ceiling.CEILING_BYTES, small_target=0.005,
                         coldstart_big=(1024, 1024), threshold_sizes=threshold.SIZES[:-2],
-                        scaling_repeat=5)
+                        scaling_repeat=5, rounds=2)
     return Settings(scale=args.scale or 1.0, repeat=args.repeat or 7, budget=4.0,
                     ceiling_bytes=ceiling.CEILING_BYTES, small_target=0.01,
                     coldstart_big=(1024, 1024), threshold_sizes=threshold.SIZES, scaling_repeat=7)
@@ -70,7 +72,7 @@ def parse_args(argv):
                     help="sections (" + ", ".join(C.SECTIONS) + "), large cases or globs ("
                     + ", ".join(c.name for c in C.LARGE) + ") and dtypes (" + ", ".join(C.DTYPE_NAMES)
                     + "); default: " + ", ".join(C.DEFAULT_SECTIONS))
-    ap.add_argument("--repeat", type=int, metavar="K", help="timed rounds per case (default 7, --quick 5)")
+    ap.add_argument("--repeat", type=int, metavar="K", help="timed calls per case and implementation (default 7, --quick 5)")
     ap.add_argument("--threshold", action="store_true", help="also measure where parallel kernels start paying")
     ap.add_argument("--no-check", action="store_true", help="skip checking each result against a float64 mean")
     # For the tests: tiny inputs that still walk every code path.
@@ -186,11 +188,15 @@ def run_case(case, x, adapters, settings, check, ceiling_read=None):
             results[name] = {"err": err, "tol": tol, "ok": ok}
         del ref
     timings = compare({n: p.call for n, p in prepared.items()}, repeat=settings.repeat,
-                      warmup=1, budget=settings.budget, settle=settings.settle)
+                      warmup=1, budget=settings.budget, settle=settings.settle,
+                      rounds=settings.rounds)
+    ours = timings.get("reducemean")
     for name, t in timings.items():
         results.setdefault(name, {}).update(
             t.as_dict(), gbps=nbytes / t.median / 1e9, gbps_best=nbytes / t.best / 1e9,
             copied=prepared[name].copied)
+        if ours is not None and name != "reducemean":
+            results[name]["vs_reducemean"] = round_ratio(t, ours)
     if ceiling_read is not None and "reducemean" in prepared:
         read, read_bytes = ceiling_read
         ratio, ceil = paired(prepared["reducemean"].call, read, repeat=settings.repeat)
@@ -352,7 +358,8 @@ def _run(args, settings, threads):
          f"{ceil['gbps_best']:.2f} GB/s best, {ceil['gbps_median']:.2f} GB/s median")
     if record.get("large") is not None:
         emit()
-        emit(f"Large inputs (scale {settings.scale:g}; median of up to {settings.repeat} rounds):")
+        emit(f"Large inputs (scale {settings.scale:g}; median of up to {settings.repeat} calls "
+             f"in {min(settings.rounds, settings.repeat)} rounds):")
         if settings.scale < 1:
             emit("(shrunk inputs may fit in the last-level cache: %ceil can then pass 100%)")
         emit(report.format_large(record["large"], ceil_gbps))

@@ -1,7 +1,8 @@
 """Presenting a run: text tables, the JSON record and the optional plot.
 
-Ratios are "x faster": the peer's median time over reducemean's, so 2.00x
-means reducemean took half the peer's time and 0.50x twice as long.
+Ratios are "x faster": the peer's time over reducemean's (the median of
+per-round ratios, see timing.compare), so 2.00x means reducemean took half
+the peer's time and 0.50x twice as long.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def format_large(rows, ceiling_gbps):
             if res is None or "median_s" not in res or "median_s" not in ours:
                 cells.append(UNSUPPORTED)
                 continue
-            cell = f"{res['median_s'] / ours['median_s']:.2f}x"
+            cell = f"{res.get('vs_reducemean', res['median_s'] / ours['median_s']):.2f}x"
             if res.get("copied"):
                 cell += COPIED
             if res.get("ok") is False:
@@ -78,7 +79,8 @@ def format_large(rows, ceiling_gbps):
     text = table(header, body, [False] * 4 + [True] * (len(header) - 4))
     legend = (f"GB/s = input bytes / median time (best: / best time); %ceil = median, over "
               f"calls each just after a read of the ceiling's, of the call's GB/s / the read's; "
-              f"vs X = X's time / reducemean's ({UNSUPPORTED}: X cannot take this dtype; "
+              f"vs X = X's time / reducemean's, median of the rounds' ratios "
+              f"({UNSUPPORTED}: X cannot take this dtype; "
               f"{COPIED}: X was given a contiguous copy of the view, made before timing; "
               f"{WRONG}: result beyond tolerance of a float64 mean)")
     return "\n".join([text, legend] + accuracy_notes(rows))

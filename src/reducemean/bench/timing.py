@@ -4,12 +4,16 @@ The machine this runs on may be shared, so one sample says little: every
 figure reported is the median of several samples (and the best is kept as
 the least-disturbed one).
 
-Implementations compared on one case are timed one block each (warm-up,
-then all its rounds), not round-robin: torch, onnxruntime, openvino and
-Numba keep thread pools whose workers spin for a while after each call, and
-a pool still spinning would steal cores from the next implementation's call.
-Small calls (:func:`compare_fast`) have no pools to speak of and are timed
-round-robin, so a burst of outside load lands on all of them alike.
+Implementations compared on one case are timed in blocks (a pause,
+warm-up, then a few timed calls), not call by call: torch, onnxruntime,
+openvino and Numba keep thread pools whose workers spin for a while after
+each call, and a pool still spinning would steal cores from the next
+implementation's call.  The blocks go round in several rounds, and the
+ratio of two implementations is the median of their per-round ratios: on a
+shared machine the bandwidth can halve or double within seconds, and one
+block each would give whichever ran in a quiet spell the lead.  Small calls
+(:func:`compare_fast`) have no pools to speak of and are timed round-robin,
+so a burst of outside load lands on all of them alike.
 """
 
 from __future__ import annotations
@@ -29,13 +33,14 @@ class Timing:
     median: float
     best: float
     samples: int
+    rounds: tuple = ()  #: per-round block medians, from compare
 
     def as_dict(self):
         return {"median_s": self.median, "best_s": self.best, "samples": self.samples}
 
 
-def _summary(samples):
-    return Timing(statistics.median(samples), min(samples), len(samples))
+def _summary(samples, rounds=()):
+    return Timing(statistics.median(samples), min(samples), len(samples), rounds)
 
 
 class _gc_off:
@@ -50,35 +55,57 @@ class _gc_off:
             gc.enable()
 
 
-def compare(fns, repeat=5, warmup=1, budget=None, min_repeat=3, settle=0.05):
-    """Time each zero-argument callable in ``fns`` (a dict), one block each.
+def compare(fns, repeat=5, warmup=1, budget=None, min_repeat=3, settle=0.05, rounds=1):
+    """Time each zero-argument callable in ``fns`` (a dict), in ``rounds`` rounds of blocks.
 
-    Each block starts with a pause of ``settle`` seconds, long enough for the
-    previous block's pool to stop spinning and sleep, then makes ``warmup``
-    untimed calls (compilation, caches, page faults, waking its own pool),
-    then up to ``repeat`` timed ones.  With
-    ``budget`` (seconds, shared evenly by the callables), a block stops once
-    its share is spent and ``min_repeat`` calls are timed, so a slow peer
-    cannot stretch a run without bound.  Returns {name: Timing}.
+    In each round every callable gets a block: a pause of ``settle`` seconds,
+    long enough for the previous block's pool to stop spinning and sleep,
+    then ``warmup`` untimed calls (compilation, caches, page faults, waking
+    its own pool), then its share of the ``repeat`` timed calls.  With
+    ``budget`` (seconds, shared evenly by the callables), a callable stops
+    being timed once its share is spent and ``min_repeat`` calls are timed,
+    so a slow peer cannot stretch a run without bound.
+
+    Returns {name: Timing}, each with the median of its blocks in
+    ``Timing.rounds`` (None for a round it sat out); see :func:`round_ratio`.
     """
-    share = budget / max(1, len(fns)) if budget is not None else None
-    out = {}
-    for name, fn in fns.items():
-        if settle:
-            time.sleep(settle)
-        for _ in range(warmup):
-            fn()
-        samples = []
-        start = clock()
-        with _gc_off():
-            for r in range(repeat):
-                t0 = clock()
+    names = list(fns)
+    share = budget / max(1, len(names)) if budget is not None else None
+    rounds = max(1, min(rounds, repeat))
+    samples = {name: [] for name in names}
+    per_round = {name: [None] * rounds for name in names}
+    spent = dict.fromkeys(names, 0.0)
+    for r in range(rounds):
+        want = repeat * (r + 1) // rounds - repeat * r // rounds  # this round's timed calls
+        for name in names:
+            fn, got = fns[name], samples[name]
+            if share is not None and len(got) >= min_repeat and spent[name] > share:
+                continue
+            if settle:
+                time.sleep(settle)
+            for _ in range(warmup):
                 fn()
-                samples.append(clock() - t0)
-                if share is not None and r + 1 >= min_repeat and clock() - start > share:
-                    break
-        out[name] = _summary(samples)
-    return out
+            block = []
+            with _gc_off():
+                for _ in range(want):
+                    t0 = clock()
+                    fn()
+                    block.append(clock() - t0)
+                    spent[name] += block[-1]
+                    if share is not None and len(got) + len(block) >= min_repeat and spent[name] > share:
+                        break
+            got.extend(block)
+            per_round[name][r] = statistics.median(block)
+    return {name: _summary(samples[name], tuple(per_round[name])) for name in names}
+
+
+def round_ratio(a, b):
+    """The median, over the rounds both took part in, of ``a``'s block time over ``b``'s.
+
+    Falls back to the ratio of their medians when they share no round.
+    """
+    pairs = [x / y for x, y in zip(a.rounds, b.rounds) if x is not None and y is not None]
+    return statistics.median(pairs) if pairs else a.median / b.median
 
 
 def paired(fn, ref, repeat=7, warmup=1):
