@@ -292,3 +292,24 @@ def test_helpers_compile_once_for_serial_and_parallel_callers():
             same = [tuple(start(t) for t in sig) for sig in d.signatures]
             twice = [str(sig) for sig, s in zip(d.signatures, same) if same.count(s) > 1]
             assert not twice, (name, twice)
+
+
+def test_integer_sums_that_stay_below_2_53_get_the_small_sums_token():
+    # Integers of b <= 32 bits over at most 2**(53 - b) values: every sum is
+    # exact in float64, and the kernels get the read-only token that compiles
+    # no exact finish.  One value more, 64-bit integers, and floats keep theirs.
+    from reducemean.numerics import NATIVE
+    from reducemean.plan import plan_for
+
+    def token(dtype, n):
+        dt = np.dtype(dtype)
+        plan = plan_for((n,), (dt.itemsize,), dt.itemsize, (0,), False)
+        return launch.plan_token(plan, NATIVE, dt)
+
+    for dtype, bits in ((np.int32, 32), (np.uint32, 32), (np.int16, 16), (np.uint8, 8)):
+        n = min(1 << (53 - bits), 1 << 22)
+        assert not token(dtype, n).flags.writeable, dtype
+        if bits == 32:
+            assert token(dtype, n + 1).flags.writeable, dtype
+    for dtype in (np.int64, np.uint64, np.float32, np.float64):
+        assert token(dtype, 8).flags.writeable, dtype

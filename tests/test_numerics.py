@@ -282,6 +282,35 @@ def test_integer_column_blocks_finish_exactly(dtype):
             assert ulp_distance(got[j], exact, np.float64) <= 1, j
 
 
+def _uint32_past_2_53():
+    """2**21 + 1 uint32 values whose sum passes 2**53, and their exact mean.
+
+    float64 cannot hold that sum (it is odd), and its rounded value over
+    the count is one ulp off the correctly rounded mean.
+    """
+    n, q, r = (1 << 21) + 1, 4294966413, 1530814
+    x = np.full(n, q, np.uint32)
+    x[:r] += 1
+    return x, Fraction(q * n + r, n)
+
+
+@pytest.mark.parametrize("cols", [None, 8])
+def test_integer_sums_to_2_53_divide_once_and_larger_ones_finish_exactly(cols):
+    # Up to 2**(53 - bits) values of at most 32 bits, every sum is exact in
+    # float64 and the kernels divide it once (numerics.small_sums_token);
+    # past that, a sum may not be, and the exact finish must be used.
+    n = 1 << 21
+    low = np.full(n, np.iinfo(np.int32).min, np.int32)  # a sum of -2**52
+    high = np.full(n, np.iinfo(np.uint32).max, np.uint32)  # 2**53 - 2**21
+    past, want = _uint32_past_2_53()
+    total = int(past.sum(dtype=np.uint64))
+    assert total > 1 << 53 and float(total) / past.size != float(want)  # the case discriminates
+    for v, exact in ((low, Fraction(int(low[0]))), (high, Fraction(int(high[0]))), (past, want)):
+        a = v if cols is None else np.repeat(v[:, None], cols, axis=1)  # whole, or column blocks
+        got = reducemean.mean(a, axis=0)
+        assert np.all(got == float(exact)), (v.dtype, v.size)
+
+
 @pytest.mark.parametrize("n", [127, 128, 129, 136, 137, 1000, 1001])
 def test_float64_every_second_value_is_compensated(n):
     # Runs of every second float64 (a [..., ::2] view) load whole vectors and
@@ -304,12 +333,13 @@ def test_run_tokens_read_as_their_plain_tokens():
     # A plan of contiguous runs, or of [::2] runs, gets a token of the same
     # dtype and another rank (a separate kernel specialisation); other
     # steps, scaled and exact reads keep their own.
-    for tok in (NATIVE, HALF, BF16):
+    for tok in (NATIVE, HALF, BF16, numerics.NATIVE_SMALL):
         ranks = [numerics.run_token(tok, step).ndim for step in (1, 2)]
         assert ranks == [2, 3]
         for step in (1, 2):
             t = numerics.run_token(tok, step)
             assert t.size == 0 and t.dtype == tok.dtype
+            assert t.flags.writeable == tok.flags.writeable  # the small-sums mark stays
             assert numerics.run_token(tok, step) is t
         assert numerics.run_token(tok, 3) is tok
     for tok in (numerics.NATIVE_EXACT, numerics.HALF_EXACT, numerics.scaled_token(10)[0]):

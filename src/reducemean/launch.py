@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 from . import kernels
-from .numerics import run_token
+from .numerics import run_token, small_sums_token
 
 #: Work, in elements read times the dispatch entry's cost (2 for float64, 1
 #: otherwise), below which a reduction runs on the calling thread.  Measured
@@ -95,7 +95,7 @@ def run(plan, buf, out, tok, cost=1):
     Returns the number of float outputs (or states) that are not finite.
     """
     p = plan.params
-    tok = plan_token(plan, tok)
+    tok = plan_token(plan, tok, buf.dtype)
     if plan.work * cost >= PARALLEL_MIN and not _forked and not getattr(_local, "serial", False):
         threads = numba.get_num_threads()
         if threads > 1 and _lock.acquire(blocking=False):
@@ -107,8 +107,12 @@ def run(plan, buf, out, tok, cost=1):
     return kernel(buf, p, out, tok, *extra)
 
 
-def plan_token(plan, tok):
-    """The reader token the kernels get for ``plan`` (see numerics.run_token)."""
+def plan_token(plan, tok, storage):
+    """The reader token the kernels get for ``plan`` over ``storage`` values.
+
+    See numerics.small_sums_token and numerics.run_token.
+    """
+    tok = small_sums_token(tok, storage, plan.count)
     return run_token(tok, plan.run_step) if plan.run_step else tok
 
 

@@ -234,7 +234,7 @@ def _remember(a, axis, keepdims, plan, entry, rd):
     shape = plan.out_shape if plan.out_shape else []
     if shape == (nout,):
         shape = True
-    tok = launch.plan_token(plan, entry.token_for(rd))
+    tok = launch.plan_token(plan, entry.token_for(rd), entry.storage)
     part = entry.storage if entry.pairs else rd
     viewed = entry.storage != a.dtype  # bool as uint8, complex as float pairs
     if a.flags.c_contiguous:
