@@ -1523,23 +1523,20 @@ def _int_block(shift, mask, lim, signed, small):
 
     ``small``: the token says every sum is below 2**53 (small_sums_token), so
     the block is divided without the check, and the exact finish it falls
-    back on is not compiled.
+    back on is not compiled.  (The division loop is written out in both:
+    a shared helper is one more function to compile on a first call.)
     """
-
-    @register_jitable
-    def divide(out, oo, ostep, A, B, n):
-        nf = np.float64(n)
-        for j in range(A.shape[0]):
-            v = ((A[j] + (B[j] >> shift)) << shift) + (B[j] & mask)
-            out[oo + j * ostep] = np.float64(v) / nf
-        return 0
-
     if small:
 
-        def impl_small(out, oo, ostep, A, B, n, tok):
-            return divide(out, oo, ostep, A, B, n)
+        @register_jitable
+        def divide(out, oo, ostep, A, B, n, tok):
+            nf = np.float64(n)
+            for j in range(A.shape[0]):
+                v = ((A[j] + (B[j] >> shift)) << shift) + (B[j] & mask)
+                out[oo + j * ostep] = np.float64(v) / nf
+            return 0
 
-        return impl_small
+        return divide
 
     @register_jitable
     def impl(out, oo, ostep, A, B, n, tok):
@@ -1552,7 +1549,11 @@ def _int_block(shift, mask, lim, signed, small):
                 big += h >= lim
         if big:
             return _store_each(out, oo, ostep, A, B, n, tok)
-        return divide(out, oo, ostep, A, B, n)
+        nf = np.float64(n)
+        for j in range(A.shape[0]):
+            v = ((A[j] + (B[j] >> shift)) << shift) + (B[j] & mask)
+            out[oo + j * ostep] = np.float64(v) / nf
+        return 0
 
     return impl
 
