@@ -11,6 +11,8 @@ import pytest
 
 import reducemean
 from reducemean import kernels, launch
+from reducemean.numerics import NATIVE
+from reducemean.plan import plan_for
 
 BIG = 1 << 20  # well above PARALLEL_MIN
 
@@ -298,9 +300,6 @@ def test_integer_sums_that_stay_below_2_53_get_the_small_sums_token():
     # Integers of b <= 32 bits over at most 2**(53 - b) values: every sum is
     # exact in float64, and the kernels get the read-only token that compiles
     # no exact finish.  One value more, 64-bit integers, and floats keep theirs.
-    from reducemean.numerics import NATIVE
-    from reducemean.plan import plan_for
-
     def token(dtype, n):
         dt = np.dtype(dtype)
         plan = plan_for((n,), (dt.itemsize,), dt.itemsize, (0,), False)
