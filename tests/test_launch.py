@@ -88,19 +88,28 @@ def test_forked_child_computes_and_exits(layer):
 
 @pytest.fixture
 def spy(monkeypatch):
-    """Record which kernel variant each call used."""
+    """Record which kernel variant each call used.
+
+    A serial kernel run as parallel tasks is recorded as "<name> in tasks".
+    """
     calls = []
-    for name in ("inner_serial", "inner_parallel", "inner_split", "rows_serial",
-                 "rows_parallel", "short_serial", "short_parallel", "outer_serial",
-                 "outer_parallel", "outer_split", "parts_serial", "parts_parallel",
-                 "parts_split"):
+    for name in ("inner_serial", "inner_split", "rows_serial", "short_serial", "outer_serial",
+                 "outer_split", "parts_serial", "parts_split"):
         real = getattr(kernels, name)
 
         def wrapped(*args, _real=real, _name=name):
             calls.append(_name)
             return _real(*args)
 
+        wrapped.real = real
         monkeypatch.setattr(kernels, name, wrapped)
+    in_tasks = launch.in_tasks
+
+    def tasks_spy(kernel, *args):
+        calls.append(kernel.real.__name__ + " in tasks")
+        return in_tasks(kernel.real, *args)
+
+    monkeypatch.setattr(launch, "in_tasks", tasks_spy)
     return calls
 
 
@@ -113,7 +122,7 @@ def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
     assert spy[-1] == "rows_serial"
     reducemean.mean(np.ones(BIG, np.float32))
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] in ("inner_parallel", "inner_split")
+        assert spy[-1] in ("inner_serial in tasks", "inner_split")
 
 
 def test_float64_goes_parallel_at_half_the_size(spy):
@@ -123,7 +132,7 @@ def test_float64_goes_parallel_at_half_the_size(spy):
     for _ in range(2):  # the second call may take numpy_api's remembered path
         assert reducemean.mean(x) == (n - 1) / 2
         if launch.numba.get_num_threads() > 1:
-            assert spy[-1] in ("inner_parallel", "inner_split")
+            assert spy[-1] in ("inner_serial in tasks", "inner_split")
     # float32 of that size, and float64 of under half of it, stay serial (shapes
     # no other test uses, so numpy_api has no remembered path for them yet)
     assert reducemean.mean(x[:-3].astype(np.float32)) == np.float32((n - 4) / 2)
@@ -137,12 +146,12 @@ def test_rows_run_as_ranges_of_outputs(spy):
     a = np.arange(BIG, dtype=np.float32).reshape(-1, 64)
     got = reducemean.mean(a, axis=1)
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "rows_parallel"
+        assert spy[-1] == "rows_serial in tasks"
     want = np.arange(a.shape[0], dtype=np.float64) * 64 + 31.5  # exact in float64
     assert np.array_equal(got, want.astype(np.float32))
     got = reducemean.mean(a.reshape(-1, 4), axis=1)  # short rows
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "short_parallel"
+        assert spy[-1] == "short_serial in tasks"
     assert np.array_equal(got, (np.arange(BIG // 4, dtype=np.float64) * 4 + 1.5).astype(np.float32))
 
 
@@ -154,7 +163,7 @@ def test_short_rows_not_one_after_another_go_by_the_row_loop(spy, view, first):
     a = np.arange(2 * BIG, dtype=np.float32).reshape(-1, 8)[view]
     got = reducemean.mean(a, axis=1)
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "rows_parallel"
+        assert spy[-1] == "rows_serial in tasks"
     want = np.arange(a.shape[0], dtype=np.float64) * 8 + first  # exact in float32
     assert np.array_equal(got, want.astype(np.float32))
     with launch.serial_only():
@@ -173,7 +182,7 @@ def test_complex_runs_split_or_go_by_rows(spy, dtype):
     assert reducemean.mean(x) == complex((BIG - 1) / 2, (BIG + 1) / 2)
     assert spy[-1] == ("parts_split" if two else "parts_serial")
     got = reducemean.mean(x.reshape(-1, 64), axis=1)
-    assert spy[-1] == ("parts_parallel" if two else "parts_serial")
+    assert spy[-1] == ("parts_serial in tasks" if two else "parts_serial")
     start = np.arange(0, BIG, 64, dtype=np.float64)
     assert np.array_equal(got, (start + 31.5) + 1j * (BIG - start - 31.5))
     got = reducemean.mean(x[:4080].reshape(-1, 17), axis=1)  # small: serial
@@ -219,7 +228,7 @@ def test_few_column_blocks_split_the_rows(spy):
     b = np.arange(9 * 40000, dtype=np.float32).reshape(9, 40000)
     got = reducemean.mean(b, axis=0)
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "outer_parallel"
+        assert spy[-1] == "outer_serial in tasks"
     assert np.array_equal(got, (4 * 40000 + np.arange(40000.0)).astype(np.float32))
 
 
@@ -231,7 +240,7 @@ def test_one_wide_column_block_is_cut_into_blocks_per_thread(spy):
         a = np.arange(128 * ncols, dtype=np.float64).reshape(128, ncols)
         got = reducemean.mean(a, axis=0)
         if launch.numba.get_num_threads() > 1:
-            assert spy[-1] == "outer_parallel"
+            assert spy[-1] == "outer_serial in tasks"
         assert np.array_equal(got, 63.5 * ncols + np.arange(float(ncols)))  # exact
     # From memory whole rows stream better: a larger input splits the rows.
     a = np.arange(1024 * 1024, dtype=np.float64).reshape(1024, 1024)

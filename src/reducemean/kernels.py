@@ -1,5 +1,12 @@
 """The reduction kernels: four loop families, each serial and parallel.
 
+A family's serial kernel covers a range ``[lo, hi)`` of its units (outputs,
+or blocks of columns) and is also its parallel kernel's task: the parallel
+kernel hands each thread a range and calls the serial kernel's compiled
+code through its address (see :mod:`reducemean.tasks`).  Plans too short in
+units for every thread to have work are cut along their reduced range
+instead (the ``split`` kernels), whose partial states are merged after.
+
 Every kernel reads a flat storage buffer through the packed plan ``p`` (see
 :func:`reducemean.plan.pack`), an int64 array::
 
@@ -47,6 +54,7 @@ from .numerics import (
     run_parts_step2, run_sum, state_arrays, step2_columns, store, store_block, store_short,
     zero_state,
 )
+from .tasks import call_task
 
 #: Most outputs an ``outer`` kernel accumulates side by side: whole rows up to
 #: this width, so each thread streams contiguous rows (prefetchers restart at
@@ -87,6 +95,21 @@ def _total(counts):
     for t in range(counts.shape[0]):
         bad += counts[t]
     return bad
+
+
+@njit(parallel=True, **_JIT)
+def tasks_parallel(fn, head, total, counts):
+    """A serial kernel over ``len(counts)`` even ranges of units [0, total), in parallel.
+
+    ``fn`` is the kernel's address (see :mod:`reducemean.tasks`); task ``t``
+    runs ``kernel(*head, lo, hi)`` and writes its out-of-range count to
+    ``counts[t]``.
+    """
+    tasks = counts.shape[0]
+    for t in prange(tasks):
+        t = np.int64(t)  # see _ZERO
+        counts[t] = call_task(fn, head, total * t // tasks, total * (t + 1) // tasks)
+    return _total(counts)
 
 
 @njit(**_HELPER)
@@ -162,18 +185,11 @@ def _inner_one(buf, p, out, tok, o):
 
 
 @njit(**_JIT)
-def inner_serial(buf, p, out, tok):
+def inner_serial(buf, p, out, tok, lo, hi):
+    """Outputs [lo, hi) of any inner plan, one after another."""
     bad = 0
-    for o in range(p[4]):
+    for o in range(lo, hi):
         bad += _inner_one(buf, p, out, tok, o)
-    return bad
-
-
-@njit(parallel=True, **_JIT)
-def inner_parallel(buf, p, out, tok):
-    bad = 0
-    for o in prange(p[4]):
-        bad += _inner_one(buf, p, out, tok, np.int64(o))  # see _ZERO
     return bad
 
 
@@ -252,8 +268,8 @@ def _f64_row_pairs_impl(buf, out, tok, base, sk, ok, run, lo, hi):
     return impl
 
 
-@njit(**_HELPER)
-def _rows(buf, p, out, tok, lo, hi):
+@njit(**_JIT)
+def rows_serial(buf, p, out, tok, lo, hi):
     """Outputs [lo, hi) of a plan with one reduced dimension and at most one kept.
 
     The loop body is one run sum and one store; contiguous float64 rows go
@@ -281,12 +297,12 @@ def _rows(buf, p, out, tok, lo, hi):
     return bad
 
 
-@njit(**_HELPER)
-def _short_rows(buf, p, out, tok, lo, hi):
+@njit(**_JIT)
+def short_serial(buf, p, out, tok, lo, hi):
     """Outputs [lo, hi) of contiguous rows under SHORT_RUN values (the "short" plans).
 
     Rows of 2, 3, 4 and 8 values get literal lengths.  Kept apart from
-    ``_rows``, which strided short rows get, so neither compiles the
+    ``rows_serial``, which strided short rows get, so neither compiles the
     other's loops (first-call time).
     """
     base = p[0]
@@ -302,40 +318,8 @@ def _short_rows(buf, p, out, tok, lo, hi):
     return _short_fixed(buf, out, tok, base, lo, hi, run)
 
 
-#: Outputs per parallel task of the short-row kernel.
+#: Most outputs per parallel task of the short-row kernel.
 SHORT_TASK = 1 << 14
-
-
-@njit(**_JIT)
-def short_serial(buf, p, out, tok):
-    return _short_rows(buf, p, out, tok, _ZERO, p[4])
-
-
-@njit(parallel=True, **_JIT)
-def short_parallel(buf, p, out, tok, counts):
-    """Short rows in tasks of SHORT_TASK rows: one count per task (``counts``, see _total)."""
-    nout = p[4]
-    for t in prange(counts.shape[0]):
-        t = np.int64(t)
-        counts[t] = _short_rows(buf, p, out, tok, t * SHORT_TASK, min(nout, (t + 1) * SHORT_TASK))
-    return _total(counts)
-
-
-@njit(**_JIT)
-def rows_serial(buf, p, out, tok):
-    """Rows (one kept, one reduced dim) or a whole single run: one loop over the rows (see _rows)."""
-    return _rows(buf, p, out, tok, _ZERO, p[4])
-
-
-@njit(parallel=True, **_JIT)
-def rows_parallel(buf, p, out, tok, counts):
-    """Rows (one kept, one reduced dim): ``len(counts)`` even ranges of outputs, a row loop each."""
-    nout = p[4]
-    tasks = counts.shape[0]
-    for t in prange(tasks):
-        t = np.int64(t)
-        counts[t] = _rows(buf, p, out, tok, nout * t // tasks, nout * (t + 1) // tasks)
-    return _total(counts)
 
 
 @njit(**_HELPER)
@@ -372,12 +356,13 @@ def _parts_partial(buf, p, tok, o, lo, hi):
     return oo, ar, br, ai, bi
 
 
-@njit(**_HELPER)
-def _parts_range(buf, p, out, tok, lo, hi):
+@njit(**_JIT)
+def parts_serial(buf, p, out, tok, lo, hi):
+    """Complex outputs [lo, hi) whose innermost kept dim is the part: both parts of each in turn."""
     bad = 0
     if p[2] <= 2 and p[3] == 1 and p[5 + 3 * p[2] + 1] == 2:
         # rows of contiguous values, or one run: the loop body is the run sum
-        # and the stores, with no helper call per output (see _rows)
+        # and the stores, with no helper call per output (see rows_serial)
         sk, ok = (p[6], p[7]) if p[2] == 2 else (np.int64(0), np.int64(0))
         for o in range(lo, hi):
             ar, br, ai, bi = run_parts(buf, p[0] + o * sk, p[1], tok)
@@ -389,23 +374,6 @@ def _parts_range(buf, p, out, tok, lo, hi):
         bad += store(out, oo, ar, br, p[1], tok)
         bad += store(out, oo + 1, ai, bi, p[1], tok)
     return bad
-
-
-@njit(**_JIT)
-def parts_serial(buf, p, out, tok):
-    """Complex outputs whose innermost kept dim is the part: both parts of each in turn."""
-    return _parts_range(buf, p, out, tok, _ZERO, p[4] // 2)
-
-
-@njit(parallel=True, **_JIT)
-def parts_parallel(buf, p, out, tok, counts):
-    """Complex outputs: ``len(counts)`` even ranges of outputs."""
-    nout = p[4] // 2
-    tasks = counts.shape[0]
-    for t in prange(tasks):
-        t = np.int64(t)
-        counts[t] = _parts_range(buf, p, out, tok, nout * t // tasks, nout * (t + 1) // tasks)
-    return _total(counts)
 
 
 @njit(parallel=True, **_JIT)
@@ -560,13 +528,8 @@ def _outer_geometry(p, block):
 
 
 @njit(**_JIT)
-def _outer_units(buf, p, out, tok, block, u0, u1):
-    """Units [u0, u1): each a block of ``block`` columns at one outer kept offset.
-
-    Both the serial kernel and the parallel kernel's unit of work: a helper
-    between them would add a level of calls, which a first serial call
-    would compile (about 0.3-0.5 s cold).
-    """
+def outer_serial(buf, p, out, tok, block, u0, u1):
+    """Units [u0, u1): each a block of ``block`` columns at one outer kept offset."""
     ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
     bad = 0
     for u in range(u0, u1):
@@ -578,19 +541,6 @@ def _outer_units(buf, p, out, tok, block, u0, u1):
         _outer_block(buf, p, tok, off + j0 * step, width, step, _ZERO, p[1], sa, sb)
         bad += store_block(out, oo + j0 * ostep, ostep, sa, sb, p[1], tok)
     return bad
-
-
-#: The serial column kernel: ``(buf, p, out, tok, block, 0, units)``.
-outer_serial = _outer_units
-
-
-@njit(parallel=True, **_JIT)
-def outer_parallel(buf, p, out, tok, block, counts):
-    """Every unit (see _outer_units) a task: ``counts`` has one count per unit."""
-    for u in prange(counts.shape[0]):
-        u = np.int64(u)  # see _ZERO
-        counts[u] = _outer_units(buf, p, out, tok, block, u, u + 1)
-    return _total(counts)
 
 
 @njit(parallel=True, **_JIT)

@@ -27,7 +27,7 @@ import threading
 import numba
 import numpy as np
 
-from . import kernels
+from . import kernels, tasks
 from .numerics import run_token, small_sums_token
 
 #: Work, in elements read times the dispatch entry's cost (2 for float64, 1
@@ -117,15 +117,18 @@ def plan_token(plan, tok, storage):
 
 
 def serial_kernel(plan):
-    """The serial kernel for ``plan``, and its arguments after ``(buf, p, out, tok)``."""
+    """The serial kernel for ``plan``, and its arguments after ``(buf, p, out, tok)``.
+
+    The last two are the range of units the kernel covers: all of them.
+    """
     if plan.family == "inner":
         if len(plan.kept) <= 1 and len(plan.reduced) == 1:
-            return kernels.rows_serial, ()
-        return kernels.inner_serial, ()
+            return kernels.rows_serial, (0, plan.nout)
+        return kernels.inner_serial, (0, plan.nout)
     if plan.family == "short":
-        return kernels.short_serial, ()
+        return kernels.short_serial, (0, plan.nout)
     if plan.family == "parts":
-        return kernels.parts_serial, ()
+        return kernels.parts_serial, (0, plan.nout // 2)
     block = block_width(plan.kept[-1][0])
     return kernels.outer_serial, (block, 0, column_units(plan, block))
 
@@ -156,19 +159,23 @@ COLUMN_SPLIT_MAX = 4 << 20
 INTERLEAVE_MAX = 1 << 14
 
 
-def _counts(tasks):
-    """An array for a parallel kernel's ``tasks`` out-of-range counts (see kernels._total)."""
-    return np.empty(tasks, np.int64)
+def in_tasks(kernel, head, total, ntasks):
+    """Serial ``kernel(*head, lo, hi)`` over ``ntasks`` even ranges of [0, total), in parallel.
+
+    See :mod:`reducemean.tasks`.  Returns the tasks' out-of-range count.
+    """
+    counts = np.empty(ntasks, np.int64)  # one per task: see kernels._total
+    return kernels.tasks_parallel(tasks.address(kernel, head), head, total, counts)
 
 
 def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "short":
-        tasks = -(-plan.nout // kernels.SHORT_TASK)
-        return kernels.short_parallel(buf, p, out, tok, _counts(tasks))
+        return in_tasks(kernels.short_serial, (buf, p, out, tok), plan.nout,
+                        -(-plan.nout // kernels.SHORT_TASK))
     if plan.family == "parts":
         chunks = _chunks(plan.nout // 2, threads, plan.count)
         if chunks == 1:
-            return kernels.parts_parallel(buf, p, out, tok, _counts(threads))
+            return in_tasks(kernels.parts_serial, (buf, p, out, tok), plan.nout // 2, threads)
         return kernels.parts_split(buf, p, out, tok, chunks)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
         outer_runs = plan.count // plan.reduced[-1][0]
@@ -177,9 +184,9 @@ def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1 and len(plan.kept) == 1 and len(plan.reduced) == 1:
-            return kernels.rows_parallel(buf, p, out, tok, _counts(threads))
+            return in_tasks(kernels.rows_serial, (buf, p, out, tok), plan.nout, threads)
         if chunks == 1:
-            return kernels.inner_parallel(buf, p, out, tok)
+            return in_tasks(kernels.inner_serial, (buf, p, out, tok), plan.nout, threads)
         return kernels.inner_split(buf, p, out, tok, chunks)
     ncols = plan.kept[-1][0]
     block = block_width(ncols)
@@ -190,8 +197,9 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         # rather than pieces of the rows, so no partial states to allocate
         # and merge on one thread; blocks stay at least NARROW wide.
         block = -(-ncols // threads)
-        return kernels.outer_parallel(buf, p, out, tok, block, _counts(column_units(plan, block)))
+        units = column_units(plan, block)
+        return in_tasks(kernels.outer_serial, (buf, p, out, tok, block), units, units)
     chunks = _chunks(units, threads, plan.count)
     if chunks == 1:
-        return kernels.outer_parallel(buf, p, out, tok, block, _counts(units))
+        return in_tasks(kernels.outer_serial, (buf, p, out, tok, block), units, units)
     return kernels.outer_split(buf, p, out, tok, block, chunks)

@@ -98,20 +98,20 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         if hit is None and not num & _C_CONTIGUOUS:  # a miss goes on to the full path
             hit = _DIRECT.get((a.shape, a.strides, num, a.dtype, axis, keepdims))
         if hit is not None:
-            kern, params, nout, tok, rd, shape, flat, plan, entry = hit
+            kern, params, extra, nout, tok, rd, shape, flat, plan, entry = hit
             buf = a if flat is True else a.ravel() if flat is False else flat(a)
             if type(shape) is list:
                 # A full reduction returns a scalar copy, so its one-element
                 # buffer is reused.  pop/append are atomic under the GIL: each
                 # thread has a buffer of its own while its kernel runs.
                 res = shape.pop() if shape else _empty(1, rd)
-                if kern(buf, params, res, tok):
+                if kern(buf, params, res, tok, *extra):
                     redo_out_of_range(a, plan, entry, res)
                 val = res[0]
                 shape.append(res)
                 return val
             res = _empty(nout, rd)
-            if kern(buf, params, res, tok):
+            if kern(buf, params, res, tok, *extra):
                 redo_out_of_range(a, plan, entry, res)
             return res if shape is True else res.reshape(shape)
     entry = entry_for(a.dtype)
@@ -249,16 +249,11 @@ def _remember(a, axis, keepdims, plan, entry, rd):
     args = (buf, plan.params, np.empty(plan.nout, part), tok)
     kernel, extra = launch.serial_kernel(plan)
     kern = _compiled(kernel, args + extra)
-    if extra:  # the outer kernel's block width and units, fixed by the plan
-        compiled = kern
-
-        def kern(buf, p, out, tok, _block=extra[0], _u0=extra[1], _u1=extra[2]):
-            return compiled(buf, p, out, tok, _block, _u0, _u1)
     if entry.pairs:
         kern = _parts_kernel(kern, plan, entry)
     elif viewed:
         kern = _storage_kernel(kern, entry.storage)
-    _DIRECT[key] = (kern, plan.params, nout, tok, rd, shape, flat, plan, entry)
+    _DIRECT[key] = (kern, plan.params, extra, nout, tok, rd, shape, flat, plan, entry)
 
 
 def _span_maker(a, plan, entry):
@@ -275,8 +270,8 @@ def _span_maker(a, plan, entry):
 def _storage_kernel(kern, storage):
     """``kern`` called on the input viewed as its storage dtype (bool as uint8)."""
 
-    def viewed(buf, p, out, tok):
-        return kern(buf.reshape(-1).view(storage), p, out, tok)
+    def viewed(buf, p, out, tok, *extra):
+        return kern(buf.reshape(-1).view(storage), p, out, tok, *extra)
 
     return viewed
 
@@ -289,9 +284,9 @@ def _parts_kernel(kern, plan, entry):
     """
     storage = entry.storage
 
-    def parts(buf, p, out, tok):
+    def parts(buf, p, out, tok, *extra):
         floats = out.view(storage)
-        if kern(buf.reshape(-1).view(storage), p, floats, tok):
+        if kern(buf.reshape(-1).view(storage), p, floats, tok, *extra):
             redo_out_of_range(buf, plan, entry, floats)
             complex_nonfinite_as_numpy(out)
         return 0

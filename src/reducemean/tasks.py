@@ -1,0 +1,71 @@
+"""Serial kernels that a parallel kernel calls through their address, as its tasks.
+
+Numba links every function a jitted function calls into the caller's own
+library, and optimises and emits the whole tree again there.  A parallel
+kernel's loop body is compiled as a gufunc, which Numba wraps twice more, so
+a task called by name was linked, optimised and emitted in five libraries:
+its own, the gufunc's, both wrappers' and the kernel's.  That made a first
+parallel call cost 1.2-1.5 s more to compile than a serial one.
+
+Called through its address, a task is compiled once, on its own: it is the
+serial kernel itself, so a parallel call after a serial one compiles only the
+small loop that hands out the ranges (``kernels.tasks_parallel``).  A task
+is a Numba-compiled function ``task(*head, lo, hi) -> int64`` that does the
+work for the range ``[lo, hi)`` of some units (rows, outputs, blocks) and
+returns how many float sums came out of range.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+#: Addresses of compiled tasks, by (task, argument types).
+_ADDRESSES: dict = {}
+
+
+@intrinsic
+def call_task(typingctx, fn, head, lo, hi):
+    """``task(*head, lo, hi)`` for the task whose address is ``fn`` (see :func:`address`).
+
+    The task must have been compiled for exactly these argument types and
+    return int64; :func:`address` gives such an address.  An exception the
+    task raises (a failed allocation) propagates to the caller.
+    """
+    if not (isinstance(fn, types.Integer) and isinstance(head, types.BaseTuple)):
+        return None
+    argtys = tuple(head) + (lo, hi)
+
+    def codegen(context, builder, sig, args):
+        fnptr, headv, lov, hiv = args
+        values = cgutils.unpack_tuple(builder, headv, len(head)) + [lov, hiv]
+        fnty = context.call_conv.get_function_type(types.int64, argtys)
+        callee = builder.inttoptr(fnptr, ir.PointerType(fnty))
+        status, res = context.call_conv.call_function(
+            builder, callee, types.int64, argtys, values)
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        return res
+
+    return types.int64(fn, head, lo, hi), codegen
+
+
+def address(task, head):
+    """The address of ``task`` (a Numba dispatcher) compiled for ``(*head, lo, hi)``.
+
+    Compiled, or loaded from Numba's cache, on the first use for these
+    argument types; ``lo`` and ``hi`` are int64.
+    """
+    tys = tuple(task.typeof_pyval(v) for v in head) + (types.int64, types.int64)
+    key = (task, tys)
+    addr = _ADDRESSES.get(key)
+    if addr is None:
+        task.compile(tys)
+        cres = task.overloads[tys]
+        if cres.signature.return_type != types.int64:
+            raise TypeError(f"task {task.__name__} returns {cres.signature.return_type}, not int64")
+        addr = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+        _ADDRESSES[key] = addr
+    return addr

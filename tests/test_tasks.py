@@ -1,0 +1,78 @@
+"""Compiled tasks called through their address (reducemean.tasks, kernels.tasks_parallel)."""
+
+import numpy as np
+import pytest
+from numba import njit
+
+from reducemean import kernels, tasks
+
+
+@njit
+def _sum_range(a, scale, lo, hi):
+    s = 0
+    for i in range(lo, hi):
+        s += a[i] * scale
+    return s
+
+
+@njit
+def _mark_range(marks, lo, hi):
+    for i in range(lo, hi):
+        marks[i] += 1
+    return hi - lo
+
+
+@njit
+def _fails(n, lo, hi):
+    return np.empty(n - hi).size  # negative when hi > n: numpy's ValueError
+
+
+@njit
+def _float_result(a, lo, hi):
+    return 0.5
+
+
+@njit
+def _call(fn, head, lo, hi):
+    return tasks.call_task(fn, head, lo, hi)
+
+
+def test_a_task_called_through_its_address_gets_its_arguments():
+    a = np.arange(100, dtype=np.int64)
+    head = (a, 3)
+    fn = tasks.address(_sum_range, head)
+    assert _call(fn, head, 10, 20) == 3 * sum(range(10, 20))
+    assert _call(fn, head, 0, 100) == 3 * sum(range(100))
+    assert tasks.address(_sum_range, head) == fn  # remembered
+
+
+def test_a_task_compiled_for_other_types_gets_its_own_address():
+    head_i = (np.arange(10, dtype=np.int64), 1)
+    head_32 = (np.arange(10, dtype=np.int32), 1)
+    assert tasks.address(_sum_range, head_i) != tasks.address(_sum_range, head_32)
+    assert _call(tasks.address(_sum_range, head_32), head_32, 0, 10) == 45
+
+
+def test_an_exception_in_a_task_reaches_the_caller():
+    head = (np.int64(5),)
+    fn = tasks.address(_fails, head)
+    assert _call(fn, head, 0, 5) == 0
+    with pytest.raises(ValueError, match="negative"):
+        _call(fn, head, 0, 6)
+
+
+def test_a_task_must_return_int64():
+    with pytest.raises(TypeError, match="_float_result returns float64"):
+        tasks.address(_float_result, (np.zeros(3),))
+
+
+@pytest.mark.parametrize("total, ntasks", [(1000, 2), (7, 3), (3, 3), (1, 4), (0, 2), (1 << 20, 64)])
+def test_parallel_tasks_cover_every_unit_once(total, ntasks):
+    marks = np.zeros(total, np.int64)
+    head = (marks,)
+    counts = np.full(ntasks, -1, np.int64)
+    got = kernels.tasks_parallel(tasks.address(_mark_range, head), head, total, counts)
+    assert got == total  # the sum of the tasks' results
+    assert (marks == 1).all()
+    # even ranges: sizes differ by at most one
+    assert counts.sum() == total and counts.max() - counts.min() <= 1
