@@ -5,9 +5,11 @@ import subprocess
 import sys
 import textwrap
 import threading
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from exact import ulp_distance
 
 import reducemean
 from reducemean import kernels, launch
@@ -90,11 +92,13 @@ def test_forked_child_computes_and_exits(layer):
 def spy(monkeypatch):
     """Record which kernel variant each call used.
 
-    A serial kernel run as parallel tasks is recorded as "<name> in tasks".
+    A kernel run as parallel tasks is recorded as "<name> in tasks"; a split
+    reduction as its pieces' tasks, then its merge.
     """
     calls = []
-    for name in ("inner_serial", "inner_split", "rows_serial", "short_serial", "outer_serial",
-                 "outer_split", "parts_serial", "parts_split"):
+    for name in ("inner_serial", "rows_serial", "short_serial", "outer_serial", "parts_serial",
+                 "inner_pieces", "interleaved_pieces", "outer_pieces", "parts_pieces",
+                 "merge_outputs", "outer_merge", "parts_merge"):
         real = getattr(kernels, name)
 
         def wrapped(*args, _real=real, _name=name):
@@ -122,7 +126,7 @@ def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
     assert spy[-1] == "rows_serial"
     reducemean.mean(np.ones(BIG, np.float32))
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] in ("inner_serial in tasks", "inner_split")
+        assert spy[-2:] == ["inner_pieces in tasks", "merge_outputs"]
 
 
 def test_float64_goes_parallel_at_half_the_size(spy):
@@ -132,7 +136,7 @@ def test_float64_goes_parallel_at_half_the_size(spy):
     for _ in range(2):  # the second call may take numpy_api's remembered path
         assert reducemean.mean(x) == (n - 1) / 2
         if launch.numba.get_num_threads() > 1:
-            assert spy[-1] in ("inner_serial in tasks", "inner_split")
+            assert spy[-2:] == ["inner_pieces in tasks", "merge_outputs"]
     # float32 of that size, and float64 of under half of it, stay serial (shapes
     # no other test uses, so numpy_api has no remembered path for them yet)
     assert reducemean.mean(x[:-3].astype(np.float32)) == np.float32((n - 4) / 2)
@@ -180,7 +184,7 @@ def test_complex_runs_split_or_go_by_rows(spy, dtype):
     x = (k + 1j * (BIG - k)).astype(dtype)
     two = launch.numba.get_num_threads() > 1
     assert reducemean.mean(x) == complex((BIG - 1) / 2, (BIG + 1) / 2)
-    assert spy[-1] == ("parts_split" if two else "parts_serial")
+    assert spy[-2:] == ["parts_pieces in tasks", "parts_merge"] if two else spy[-1] == "parts_serial"
     got = reducemean.mean(x.reshape(-1, 64), axis=1)
     assert spy[-1] == ("parts_serial in tasks" if two else "parts_serial")
     start = np.arange(0, BIG, 64, dtype=np.float64)
@@ -189,6 +193,49 @@ def test_complex_runs_split_or_go_by_rows(spy, dtype):
     assert spy[-1] == "parts_serial"
     start = np.arange(0, 4080, 17, dtype=np.float64)
     assert np.array_equal(got, (start + 8) + 1j * (BIG - start - 8))
+
+
+def test_outer_reduced_dims_go_in_memory_order(spy):
+    # RKR with at least a run per thread: each thread takes a share of the
+    # outer reduced range, all outputs' runs in turn; the states merge after.
+    a = np.add.outer(np.arange(256.0), np.arange(64) % 2).astype(np.float32)
+    a = np.broadcast_to(a, (BIG // a.size, 256, 64))
+    got = reducemean.mean(a, axis=(0, 2))
+    if launch.numba.get_num_threads() > 1:
+        assert spy[-2:] == ["interleaved_pieces in tasks", "merge_outputs in tasks"]
+    assert np.array_equal(got, np.arange(256, dtype=np.float32) + 0.5)  # exact
+
+
+@pytest.mark.parametrize("name", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                  "int64", "uint64", "float16", "bfloat16", "float32", "float64"])
+def test_split_kernels_hold_every_dtypes_states(spy, name):
+    # Partial states are allocated outside the kernels, in the accumulator's
+    # own type: a whole array (pieces of one run) and one block of columns
+    # (pieces of the rows), against exact means from Python ints.
+    if name == "bfloat16":
+        dtype = pytest.importorskip("ml_dtypes").bfloat16
+    else:
+        dtype = np.dtype(name)
+    rng = np.random.default_rng(len(name))
+    if name in ("int64", "uint64"):  # sums past 64 bits: the exact finish
+        info = np.iinfo(name)
+        x = rng.integers(info.min, info.max, BIG, dtype=name, endpoint=True)
+    else:  # small integers: exact in every float type
+        x = rng.integers(0, 2 if name == "bool" else 100, BIG).astype(dtype)
+    exact = [int(v) for v in x.tolist()]
+    two = launch.numba.get_num_threads() > 1
+    got = reducemean.mean(x)
+    if two:
+        assert spy[-2:] == ["inner_pieces in tasks", "merge_outputs"]
+    rtype = np.float64 if np.dtype(dtype).kind in "biu" else dtype
+    assert ulp_distance(got, Fraction(sum(exact), BIG), rtype) <= 1
+    cols = x.reshape(-1, 256)
+    got = reducemean.mean(cols, axis=0)
+    if two:
+        assert spy[-2:] == ["outer_pieces in tasks", "outer_merge"]
+    for j in range(0, 256, 15):
+        col = exact[j::256]
+        assert ulp_distance(got[j], Fraction(sum(col), len(col)), rtype) <= 1
 
 
 def test_serial_only_forces_serial_kernels(spy):
@@ -222,7 +269,7 @@ def test_few_column_blocks_split_the_rows(spy):
     a = np.arange(4096 * 256, dtype=np.float64).reshape(4096, 256)
     got = reducemean.mean(a, axis=0)
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "outer_split"
+        assert spy[-2:] == ["outer_pieces in tasks", "outer_merge"]
     assert np.array_equal(got, 256 * 2047.5 + np.arange(256.0))  # exact
     # Under sixteen rows the pieces would be too short: no split, no merge.
     b = np.arange(9 * 40000, dtype=np.float32).reshape(9, 40000)
@@ -247,7 +294,7 @@ def test_one_wide_column_block_is_cut_into_blocks_per_thread(spy):
     assert a.nbytes > launch.COLUMN_SPLIT_MAX
     got = reducemean.mean(a, axis=0)
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "outer_split"
+        assert spy[-2:] == ["outer_pieces in tasks", "outer_merge"]
     assert np.array_equal(got, 511.5 * 1024 + np.arange(1024.0))
 
 

@@ -50,7 +50,7 @@ def _states_mean(values, dtype):
     entry_tok = NATIVE
     st = np.zeros((1, 2), np.int64 if a.dtype.kind == "i" else np.uint64)
     p = np.array([0, a.size, 0, 1, 1, a.size, 1], np.int64)
-    kernels.inner_serial(a, p, st, entry_tok)
+    kernels.inner_serial(a, p, st, entry_tok, 0, 1)  # its one output
     f = np.empty(1)
     i = np.empty(1, a.dtype)
     kernels.finish_states(st, a.size, f, entry_tok)

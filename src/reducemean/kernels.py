@@ -1,11 +1,12 @@
-"""The reduction kernels: four loop families, each serial and parallel.
+"""The reduction kernels: four loop families, each run serially or as parallel tasks.
 
 A family's serial kernel covers a range ``[lo, hi)`` of its units (outputs,
 or blocks of columns) and is also its parallel kernel's task: the parallel
 kernel hands each thread a range and calls the serial kernel's compiled
-code through its address (see :mod:`reducemean.tasks`).  Plans too short in
-units for every thread to have work are cut along their reduced range
-instead (the ``split`` kernels), whose partial states are merged after.
+code through its address (see :mod:`reducemean.tasks`).  Plans with too
+few units for every thread are cut along their reduced range instead: the
+``pieces`` kernels are the tasks there, writing partial states that a merge
+kernel combines into the means (see ``launch._pieces``).
 
 Every kernel reads a flat storage buffer through the packed plan ``p`` (see
 :func:`reducemean.plan.pack`), an int64 array::
@@ -193,24 +194,30 @@ def inner_serial(buf, p, out, tok, lo, hi):
     return bad
 
 
-@njit(parallel=True, **_JIT)
-def inner_split(buf, p, out, tok, chunks):
-    """Each output's reduced range cut into ``chunks`` pieces summed in parallel."""
+@njit(**_HELPER)
+def inner_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
+    """Partial states of pieces [lo, hi): each output's reduced range cut ``chunks`` ways.
+
+    Piece ``u`` is part ``u % chunks`` of output ``u // chunks``.  States go
+    to ``pa``/``pb`` laid out [chunk][output] (see merge_outputs).
+    """
     nout = p[4]
     n = p[1]
-    pa, pb = state_arrays(nout * chunks, buf, tok)
-    for u in prange(nout * chunks):
-        u = np.int64(u)
+    for u in range(lo, hi):
         o = u // chunks
         c = u - o * chunks
         src, dst = _kept_offsets(p, o, False)
         pa[c * nout + o], pb[c * nout + o] = _inner_partial(
             buf, p, tok, src, n * c // chunks, n * (c + 1) // chunks
         )
-    # Fewer than 4 x threads outputs (launch._chunks): a second prange loop
-    # would cost more to compile (about 0.6 s on a cold call) than it saves.
+    return _ZERO
+
+
+@njit(**_JIT)
+def merge_outputs(pa, pb, out, p, chunks, tok, lo, hi):
+    """Outputs [lo, hi): merge their partial states laid out [chunk][output], store the means."""
     bad = 0
-    for o in range(nout):
+    for o in range(lo, hi):
         bad += _merge_store(pa, pb, out, p, o, chunks, tok)
     return bad
 
@@ -376,20 +383,27 @@ def parts_serial(buf, p, out, tok, lo, hi):
     return bad
 
 
-@njit(parallel=True, **_JIT)
-def parts_split(buf, p, out, tok, chunks):
-    """Each complex output's reduced range cut into ``chunks`` pieces summed in parallel."""
+@njit(**_HELPER)
+def parts_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
+    """Partial states of pieces [lo, hi) of complex outputs, as inner_pieces: both parts.
+
+    States go to ``pa``/``pb`` laid out [chunk][output][part] (see parts_merge).
+    """
     nout = p[4] // 2
     n = p[1]
-    # partial states, laid out [chunk][output][part]: bounded by outputs x chunks
-    pa, pb = state_arrays(p[4] * chunks, buf, tok)
-    for u in prange(nout * chunks):
-        u = np.int64(u)
+    for u in range(lo, hi):
         o = u // chunks
         c = u - o * chunks
         i = 2 * (c * nout + o)
         oo, pa[i], pb[i], pa[i + 1], pb[i + 1] = _parts_partial(
             buf, p, tok, o, n * c // chunks, n * (c + 1) // chunks)
+    return _ZERO
+
+
+@njit(**_JIT)
+def parts_merge(pa, pb, out, p, chunks, tok):
+    """Merge every complex output's partial states (see parts_pieces) and store the means."""
+    n = p[1]
     bad = 0
     for i in range(p[4]):
         a = pa[i]
@@ -401,14 +415,14 @@ def parts_split(buf, p, out, tok, chunks):
     return bad
 
 
-@njit(parallel=True, **_JIT)
-def inner_interleaved(buf, p, out, tok, chunks):
-    """Inner plans with outer reduced dims (RKR): memory order, not output order.
+@njit(**_HELPER)
+def interleaved_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
+    """Partial states of pieces [lo, hi) of an inner plan with outer reduced dims (RKR).
 
-    Each of ``chunks`` pieces of the outer reduced range walks its indices and,
-    for each, every output's run in turn, so a thread streams through memory
-    instead of striding between outputs; partial states (outputs x chunks)
-    are merged after.
+    Piece ``c`` of ``chunks`` takes its share of the outer reduced range and,
+    for each index, every output's run in turn, so a thread streams through
+    memory instead of striding between outputs.  States go to ``pa``/``pb``
+    laid out [chunk][output] (see merge_outputs).
     """
     nout = p[4]
     nr = p[3]
@@ -416,24 +430,15 @@ def inner_interleaved(buf, p, out, tok, chunks):
     run = p[rb + 2 * (nr - 1)]
     step = p[rb + 2 * (nr - 1) + 1]
     nro = p[1] // run
-    pa, pb = state_arrays(nout * chunks, buf, tok)
-    for c in prange(chunks):
-        _interleaved_piece(buf, p, tok, pa, pb, np.int64(c), chunks, nro, run, step, nr, nout)
-    bad = 0
-    for o in prange(nout):
-        bad += _merge_store(pa, pb, out, p, np.int64(o), chunks, tok)  # see _ZERO
-    return bad
-
-
-@njit(**_HELPER)
-def _interleaved_piece(buf, p, tok, pa, pb, c, chunks, nro, run, step, nr, nout):
-    base = c * nout
-    for ro in range(nro * c // chunks, nro * (c + 1) // chunks):
-        roff = _reduced_offset(p, ro, nr - 1)
-        for o in range(nout):
-            src, dst = _kept_offsets(p, o, False)
-            a2, b2 = run_sum(buf, src + roff, run, step, tok)
-            pa[base + o], pb[base + o] = merge(pa[base + o], pb[base + o], a2, b2, tok)
+    for c in range(lo, hi):
+        base = c * nout
+        for ro in range(nro * c // chunks, nro * (c + 1) // chunks):
+            roff = _reduced_offset(p, ro, nr - 1)
+            for o in range(nout):
+                src, dst = _kept_offsets(p, o, False)
+                a2, b2 = run_sum(buf, src + roff, run, step, tok)
+                pa[base + o], pb[base + o] = merge(pa[base + o], pb[base + o], a2, b2, tok)
+    return _ZERO
 
 
 @njit(**_HELPER)
@@ -543,17 +548,19 @@ def outer_serial(buf, p, out, tok, block, u0, u1):
     return bad
 
 
-@njit(parallel=True, **_JIT)
-def outer_split(buf, p, out, tok, block, chunks):
-    """Reduced rows cut into ``chunks`` pieces; partial column states merged after."""
+@njit(**_HELPER)
+def outer_pieces(buf, p, pa, pb, tok, block, chunks, lo, hi):
+    """Partial states of pieces [lo, hi): each unit's reduced rows cut ``chunks`` ways.
+
+    Piece ``v`` is part ``v // units`` of unit ``v % units`` (see
+    outer_serial).  States go to ``pa``/``pb`` laid out [chunk][output]
+    (see outer_merge).
+    """
     ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
     n = p[1]
     units = nko * nblocks
     nout = p[4]
-    # partial states, laid out [chunk][output]: bounded by outputs x chunks
-    pa, pb = state_arrays(nout * chunks, buf, tok)
-    for v in prange(units * chunks):
-        v = np.int64(v)
+    for v in range(lo, hi):
         c = v // units
         u = v - c * units
         ko = u // nblocks
@@ -566,11 +573,15 @@ def outer_split(buf, p, out, tok, block, chunks):
             n * c // chunks, n * (c + 1) // chunks,
             pa[base:base + width], pb[base:base + width],
         )
-    # Serial: a second prange loop costs about 0.6 s more to compile on a
-    # cold call, and launch._chunks keeps the merge a small share of the work
-    # (at least eight rows per piece).
+    return _ZERO
+
+
+@njit(**_JIT)
+def outer_merge(pa, pb, out, p, block, chunks, tok):
+    """Merge every column's partial states (see outer_pieces) and store the means."""
+    ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
     bad = 0
-    for u in range(units):
+    for u in range(nko * nblocks):
         bad += _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, block, tok)
     return bad
 

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 from . import kernels, tasks
-from .numerics import run_token, small_sums_token
+from .numerics import run_token, small_sums_token, state_dtype
 
 #: Work, in elements read times the dispatch entry's cost (2 for float64, 1
 #: otherwise), below which a reduction runs on the calling thread.  Measured
@@ -168,6 +168,19 @@ def in_tasks(kernel, head, total, ntasks):
     return kernels.tasks_parallel(tasks.address(kernel, head), head, total, counts)
 
 
+def _pieces(kernel, buf, p, tok, nstates, args, total):
+    """Partial states from ``kernel(buf, p, pa, pb, tok, *args, lo, hi)`` over [0, total), in parallel.
+
+    One task per piece.  The states, zeroed, are ``nstates`` of each kind:
+    the outputs times the pieces per output, at most the number of threads.
+    """
+    dt = state_dtype(buf, tok)
+    pa = np.zeros(nstates, dt)
+    pb = np.zeros(nstates, dt)
+    in_tasks(kernel, (buf, p, pa, pb, tok) + args, total, total)
+    return pa, pb
+
+
 def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "short":
         return in_tasks(kernels.short_serial, (buf, p, out, tok), plan.nout,
@@ -176,18 +189,26 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         chunks = _chunks(plan.nout // 2, threads, plan.count)
         if chunks == 1:
             return in_tasks(kernels.parts_serial, (buf, p, out, tok), plan.nout // 2, threads)
-        return kernels.parts_split(buf, p, out, tok, chunks)
+        pa, pb = _pieces(kernels.parts_pieces, buf, p, tok, plan.nout * chunks, (chunks,),
+                         plan.nout // 2 * chunks)
+        return kernels.parts_merge(pa, pb, out, p, chunks, tok)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
         outer_runs = plan.count // plan.reduced[-1][0]
         if outer_runs >= threads:
-            return kernels.inner_interleaved(buf, p, out, tok, threads)
+            pa, pb = _pieces(kernels.interleaved_pieces, buf, p, tok, plan.nout * threads,
+                             (threads,), threads)
+            return in_tasks(kernels.merge_outputs, (pa, pb, out, p, threads, tok), plan.nout,
+                            threads)
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1 and len(plan.kept) == 1 and len(plan.reduced) == 1:
             return in_tasks(kernels.rows_serial, (buf, p, out, tok), plan.nout, threads)
         if chunks == 1:
             return in_tasks(kernels.inner_serial, (buf, p, out, tok), plan.nout, threads)
-        return kernels.inner_split(buf, p, out, tok, chunks)
+        # under 4 x threads outputs (see _chunks): the merge is short, and serial
+        pa, pb = _pieces(kernels.inner_pieces, buf, p, tok, plan.nout * chunks, (chunks,),
+                         plan.nout * chunks)
+        return kernels.merge_outputs(pa, pb, out, p, chunks, tok, 0, plan.nout)
     ncols = plan.kept[-1][0]
     block = block_width(ncols)
     units = column_units(plan, block)
@@ -202,4 +223,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
     chunks = _chunks(units, threads, plan.count)
     if chunks == 1:
         return in_tasks(kernels.outer_serial, (buf, p, out, tok, block), units, units)
-    return kernels.outer_split(buf, p, out, tok, block, chunks)
+    # serial merge: _chunks leaves at least eight rows per piece to merge
+    pa, pb = _pieces(kernels.outer_pieces, buf, p, tok, plan.nout * chunks, (block, chunks),
+                     units * chunks)
+    return kernels.outer_merge(pa, pb, out, p, block, chunks, tok)

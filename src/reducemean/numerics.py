@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import carray, njit, types
+from numba import carray, njit, typeof, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload, register_jitable
 
@@ -272,10 +272,30 @@ def state_arrays(n, buf, tok):
     """Two zeroed arrays of ``n`` states (one column of ``a``, one of ``b``)."""
 
 
+def _state_dtype(buf, tok):
+    """The element type of the states of ``buf`` (a Numba array type) read by ``tok``."""
+    fam = _family(buf, tok)
+    return {"F": np.float64, "D": np.float64, "U": np.uint64, "UL": np.uint64}.get(fam, np.int64)
+
+
+_STATE_DTYPES: dict = {}
+
+
+def state_dtype(buf, tok):
+    """The numpy dtype of :func:`state_arrays` for the array ``buf`` and token ``tok``.
+
+    For callers outside Numba that allocate states for a kernel.
+    """
+    key = (buf.dtype, tok.dtype)
+    dt = _STATE_DTYPES.get(key)
+    if dt is None:
+        dt = _STATE_DTYPES[key] = np.dtype(_state_dtype(typeof(buf), typeof(tok)))
+    return dt
+
+
 @overload(state_arrays, jit_options=_OVERLOAD_OPTS)
 def _state_arrays(n, buf, tok):
-    fam = _family(buf, tok)
-    dt = {"F": np.float64, "D": np.float64, "U": np.uint64, "UL": np.uint64}.get(fam, np.int64)
+    dt = _state_dtype(buf, tok)
 
     def impl(n, buf, tok):
         return np.zeros(n, dt), np.zeros(n, dt)
