@@ -195,15 +195,18 @@ def test_complex_runs_split_or_go_by_rows(spy, dtype):
     assert np.array_equal(got, (start + 8) + 1j * (BIG - start - 8))
 
 
-def test_outer_reduced_dims_go_in_memory_order(spy):
+@pytest.mark.parametrize("nout", [256, launch.MERGE_TASKS_MIN])
+def test_outer_reduced_dims_go_in_memory_order(spy, nout):
     # RKR with at least a run per thread: each thread takes a share of the
-    # outer reduced range, all outputs' runs in turn; the states merge after.
-    a = np.add.outer(np.arange(256.0), np.arange(64) % 2).astype(np.float32)
-    a = np.broadcast_to(a, (BIG // a.size, 256, 64))
+    # outer reduced range, all outputs' runs in turn; the states merge after,
+    # in parallel too when there are enough outputs.
+    a = np.add.outer(np.arange(float(nout)), np.arange(64) % 2).astype(np.float32)
+    a = np.broadcast_to(a, (BIG // a.size, nout, 64))
     got = reducemean.mean(a, axis=(0, 2))
     if launch.numba.get_num_threads() > 1:
-        assert spy[-2:] == ["interleaved_pieces in tasks", "merge_outputs in tasks"]
-    assert np.array_equal(got, np.arange(256, dtype=np.float32) + 0.5)  # exact
+        merge = "merge_outputs in tasks" if nout >= launch.MERGE_TASKS_MIN else "merge_outputs"
+        assert spy[-2:] == ["interleaved_pieces in tasks", merge]
+    assert np.array_equal(got, np.arange(nout, dtype=np.float32) + 0.5)  # exact
 
 
 @pytest.mark.parametrize("name", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",

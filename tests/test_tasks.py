@@ -76,3 +76,21 @@ def test_parallel_tasks_cover_every_unit_once(total, ntasks):
     assert (marks == 1).all()
     # even ranges: sizes differ by at most one
     assert counts.sum() == total and counts.max() - counts.min() <= 1
+
+
+def test_a_bound_driver_runs_the_task_and_is_kept_per_kind_of_head():
+    a = np.arange(1000, dtype=np.int64)
+    run = tasks.bind(kernels.tasks_parallel, _sum_range, (a, 2))
+    assert run((a, 2), 1000, np.empty(3, np.int64)) == 2 * sum(range(1000))
+    b = a[::-1].copy()  # same dtype, dims and flags: the same entry point
+    assert tasks.bind(kernels.tasks_parallel, _sum_range, (b, 7)) is run
+    assert run((b, 7), 10, np.empty(2, np.int64)) == 7 * sum(range(990, 1000))
+    ro = a.copy()
+    ro.flags.writeable = False  # a read-only array is another Numba type
+    run_ro = tasks.bind(kernels.tasks_parallel, _sum_range, (ro, 1))
+    assert run_ro is not run
+    assert run_ro((ro, 1), 1000, np.empty(2, np.int64)) == sum(range(1000))
+    strided = a[::2]  # not contiguous: another layout
+    run_s = tasks.bind(kernels.tasks_parallel, _sum_range, (strided, 1))
+    assert run_s is not run
+    assert run_s((strided, 1), 500, np.empty(2, np.int64)) == sum(range(0, 1000, 2))

@@ -17,13 +17,23 @@ returns how many float sums came out of range.
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import typeof, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
 #: Addresses of compiled tasks, by (task, argument types).
 _ADDRESSES: dict = {}
+#: Drivers' entry points with a task's address bound (see bind).
+_BOUND: dict = {}
+#: The array flags that make up a Numba array type, with dtype and ndim:
+#: layout (C, F), alignment and whether it is writeable.
+_TYPE_FLAGS = 0x1 | 0x2 | 0x100 | 0x400
+#: The Numba type of the drivers' ``counts``.
+_COUNTS = typeof(np.empty(1, np.int64))
 
 
 @intrinsic
@@ -69,3 +79,23 @@ def address(task, head):
         addr = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
         _ADDRESSES[key] = addr
     return addr
+
+
+def bind(driver, task, head):
+    """``run(head, total, counts)``: ``driver(address of task, head, total, counts)``.
+
+    ``driver`` is a parallel Numba kernel such as ``kernels.tasks_parallel``.
+    Its compiled entry point is called directly, memoised on the head's
+    dtypes, dims and flags: Numba's own dispatch types a tuple argument in
+    Python, about 6 us for each array in it, on every call.
+    """
+    # what fixes each value's Numba type, quicker to find than the type itself
+    key = (driver, task, *[(v.dtype, v.ndim, v.flags.num & _TYPE_FLAGS)
+                           if type(v) is np.ndarray else type(v) for v in head])
+    run = _BOUND.get(key)
+    if run is None:
+        fn = address(task, head)
+        tys = (types.int64, typeof(head), types.int64, _COUNTS)
+        driver.compile(tys)
+        run = _BOUND[key] = functools.partial(driver.overloads[tys].entry_point, fn)
+    return run
