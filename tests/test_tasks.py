@@ -1,5 +1,9 @@
 """Compiled tasks called through their address (reducemean.tasks, kernels.tasks_parallel)."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from numba import njit
@@ -94,3 +98,27 @@ def test_a_bound_driver_runs_the_task_and_is_kept_per_kind_of_head():
     run_s = tasks.bind(kernels.tasks_parallel, _sum_range, (strided, 1))
     assert run_s is not run
     assert run_s((strided, 1), 500, np.empty(2, np.int64)) == sum(range(0, 1000, 2))
+
+
+_FROM_CACHE = """
+import numpy as np, reducemean
+a = np.arange(1 << 20, dtype=np.float32).reshape(1024, 1024)
+print("means", float(reducemean.mean(a)), reducemean.mean(a, axis=0)[:3].tolist(),
+      reducemean.mean(a, axis=1)[:2].tolist())
+"""
+
+
+def test_tasks_loaded_from_numbas_cache_run_in_a_new_process(tmp_path):
+    # The second process loads the parallel loop and its tasks from the cache
+    # its predecessor filled: their addresses come from cached code.
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_DEBUG_CACHE="1")
+    runs = [subprocess.run([sys.executable, "-c", _FROM_CACHE], env=env, capture_output=True,
+                           text=True, timeout=600) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+        # whole, columns (a block per thread) and rows, in parallel; exact
+        assert "means 524287.5 [523776.0, 523777.0, 523778.0] [511.5, 1535.5]" in r.stdout
+    loaded = [line for line in runs[1].stdout.splitlines() if "data loaded" in line]
+    for kernel in ("tasks_parallel", "outer_serial", "rows_serial", "inner_pieces"):
+        assert any(f"kernels.{kernel}-" in line for line in loaded), kernel
+    assert "data saved" not in runs[1].stdout
