@@ -92,13 +92,11 @@ def test_forked_child_computes_and_exits(layer):
 def spy(monkeypatch):
     """Record which kernel variant each call used.
 
-    A kernel run as parallel tasks is recorded as "<name> in tasks"; a split
-    reduction as its pieces' tasks, then its merge.
+    A kernel run as parallel tasks is recorded as "<name> in tasks", a split
+    reduction as "<pieces> then <merge>".
     """
     calls = []
-    for name in ("inner_serial", "rows_serial", "short_serial", "outer_serial", "parts_serial",
-                 "inner_pieces", "interleaved_pieces", "outer_pieces", "parts_pieces",
-                 "merge_outputs", "outer_merge", "parts_merge"):
+    for name in ("inner_serial", "rows_serial", "short_serial", "outer_serial", "parts_serial"):
         real = getattr(kernels, name)
 
         def wrapped(*args, _real=real, _name=name):
@@ -110,10 +108,18 @@ def spy(monkeypatch):
     in_tasks = launch.in_tasks
 
     def tasks_spy(kernel, *args):
-        calls.append(kernel.real.__name__ + " in tasks")
-        return in_tasks(kernel.real, *args)
+        kernel = getattr(kernel, "real", kernel)  # a serial kernel is wrapped above
+        calls.append(kernel.__name__ + " in tasks")
+        return in_tasks(kernel, *args)
 
     monkeypatch.setattr(launch, "in_tasks", tasks_spy)
+    split = launch._split
+
+    def split_spy(pieces, merge, *args):
+        calls.append(f"{pieces.__name__} then {merge.__name__}")
+        return split(pieces, merge, *args)
+
+    monkeypatch.setattr(launch, "_split", split_spy)
     return calls
 
 
@@ -126,7 +132,7 @@ def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
     assert spy[-1] == "rows_serial"
     reducemean.mean(np.ones(BIG, np.float32))
     if launch.numba.get_num_threads() > 1:
-        assert spy[-2:] == ["inner_pieces in tasks", "merge_outputs"]
+        assert spy[-1] == "inner_pieces then merge_outputs"
 
 
 def test_float64_goes_parallel_at_half_the_size(spy):
@@ -136,7 +142,7 @@ def test_float64_goes_parallel_at_half_the_size(spy):
     for _ in range(2):  # the second call may take numpy_api's remembered path
         assert reducemean.mean(x) == (n - 1) / 2
         if launch.numba.get_num_threads() > 1:
-            assert spy[-2:] == ["inner_pieces in tasks", "merge_outputs"]
+            assert spy[-1] == "inner_pieces then merge_outputs"
     # float32 of that size, and float64 of under half of it, stay serial (shapes
     # no other test uses, so numpy_api has no remembered path for them yet)
     assert reducemean.mean(x[:-3].astype(np.float32)) == np.float32((n - 4) / 2)
@@ -184,7 +190,7 @@ def test_complex_runs_split_or_go_by_rows(spy, dtype):
     x = (k + 1j * (BIG - k)).astype(dtype)
     two = launch.numba.get_num_threads() > 1
     assert reducemean.mean(x) == complex((BIG - 1) / 2, (BIG + 1) / 2)
-    assert spy[-2:] == ["parts_pieces in tasks", "parts_merge"] if two else spy[-1] == "parts_serial"
+    assert spy[-1] == ("parts_pieces then parts_merge" if two else "parts_serial")
     got = reducemean.mean(x.reshape(-1, 64), axis=1)
     assert spy[-1] == ("parts_serial in tasks" if two else "parts_serial")
     start = np.arange(0, BIG, 64, dtype=np.float64)
@@ -204,8 +210,10 @@ def test_outer_reduced_dims_go_in_memory_order(spy, nout):
     a = np.broadcast_to(a, (BIG // a.size, nout, 64))
     got = reducemean.mean(a, axis=(0, 2))
     if launch.numba.get_num_threads() > 1:
-        merge = "merge_outputs in tasks" if nout >= launch.MERGE_TASKS_MIN else "merge_outputs"
-        assert spy[-2:] == ["interleaved_pieces in tasks", merge]
+        if nout >= launch.MERGE_TASKS_MIN:
+            assert spy[-2:] == ["interleaved_pieces in tasks", "merge_outputs in tasks"]
+        else:
+            assert spy[-1] == "interleaved_pieces then merge_outputs"
     assert np.array_equal(got, np.arange(nout, dtype=np.float32) + 0.5)  # exact
 
 
@@ -229,13 +237,13 @@ def test_split_kernels_hold_every_dtypes_states(spy, name):
     two = launch.numba.get_num_threads() > 1
     got = reducemean.mean(x)
     if two:
-        assert spy[-2:] == ["inner_pieces in tasks", "merge_outputs"]
+        assert spy[-1] == "inner_pieces then merge_outputs"
     rtype = np.float64 if np.dtype(dtype).kind in "biu" else dtype
     assert ulp_distance(got, Fraction(sum(exact), BIG), rtype) <= 1
     cols = x.reshape(-1, 256)
     got = reducemean.mean(cols, axis=0)
     if two:
-        assert spy[-2:] == ["outer_pieces in tasks", "outer_merge"]
+        assert spy[-1] == "outer_pieces then outer_merge"
     for j in range(0, 256, 15):
         col = exact[j::256]
         assert ulp_distance(got[j], Fraction(sum(col), len(col)), rtype) <= 1
@@ -272,7 +280,7 @@ def test_few_column_blocks_split_the_rows(spy):
     a = np.arange(4096 * 256, dtype=np.float64).reshape(4096, 256)
     got = reducemean.mean(a, axis=0)
     if launch.numba.get_num_threads() > 1:
-        assert spy[-2:] == ["outer_pieces in tasks", "outer_merge"]
+        assert spy[-1] == "outer_pieces then outer_merge"
     assert np.array_equal(got, 256 * 2047.5 + np.arange(256.0))  # exact
     # Under sixteen rows the pieces would be too short: no split, no merge.
     b = np.arange(9 * 40000, dtype=np.float32).reshape(9, 40000)
@@ -297,7 +305,7 @@ def test_one_wide_column_block_is_cut_into_blocks_per_thread(spy):
     assert a.nbytes > launch.COLUMN_SPLIT_MAX
     got = reducemean.mean(a, axis=0)
     if launch.numba.get_num_threads() > 1:
-        assert spy[-2:] == ["outer_pieces in tasks", "outer_merge"]
+        assert spy[-1] == "outer_pieces then outer_merge"
     assert np.array_equal(got, 511.5 * 1024 + np.arange(1024.0))
 
 

@@ -122,3 +122,13 @@ def test_tasks_loaded_from_numbas_cache_run_in_a_new_process(tmp_path):
     for kernel in ("tasks_parallel", "outer_serial", "rows_serial", "inner_pieces"):
         assert any(f"kernels.{kernel}-" in line for line in loaded), kernel
     assert "data saved" not in runs[1].stdout
+
+
+def test_pieces_then_merge_runs_the_merge_after_every_piece():
+    # the merge sums the marks every piece left: all of them, once each
+    marks = np.zeros(10007, np.int64)
+    head, mhead = (marks,), (marks, 1)
+    run = tasks.bind(kernels.pieces_then_merge, _mark_range, head, _sum_range, mhead)
+    assert run(head, mhead, 10007, np.empty(5, np.int64), 10007) == 10007
+    assert (marks == 1).all()
+    assert tasks.bind(kernels.pieces_then_merge, _mark_range, head, _sum_range, mhead) is run

@@ -165,58 +165,75 @@ INTERLEAVE_MAX = 1 << 14
 MERGE_TASKS_MIN = 1 << 10
 
 
-def in_tasks(kernel, head, total, ntasks):
+def in_tasks(kernel, head, total, ntasks, typed_by):
     """Serial ``kernel(*head, lo, hi)`` over ``ntasks`` even ranges of [0, total), in parallel.
 
-    See :mod:`reducemean.tasks`.  Returns the tasks' out-of-range count.
+    See :mod:`reducemean.tasks`.  ``typed_by``: the arrays in ``head`` whose
+    types vary from call to call (tasks.bind).  Here those are the input,
+    the result and the token: the plan's params are always read-only int64,
+    the other values ints, and partial states follow the input's and the
+    token's dtypes.  Returns the tasks' out-of-range count.
     """
     counts = np.empty(ntasks, np.int64)  # one per task: see kernels._total
-    return tasks.bind(kernels.tasks_parallel, kernel, head)(head, total, counts)
+    return tasks.bind(kernels.tasks_parallel, kernel, head, typed_by=typed_by)(head, total, counts)
 
 
-def _pieces(kernel, buf, p, tok, nstates, args, total):
-    """Partial states from ``kernel(buf, p, pa, pb, tok, *args, lo, hi)`` over [0, total), in parallel.
-
-    One task per piece.  The states, zeroed, are ``nstates`` of each kind:
-    the outputs times the pieces per output, at most the number of threads.
-    """
+def _states(buf, tok, n):
+    """Zeroed partial states for a split: ``n`` of each kind, the outputs times the
+    pieces per output (at most the number of threads)."""
     dt = state_dtype(buf, tok)
-    pa = np.zeros(nstates, dt)
-    pb = np.zeros(nstates, dt)
-    in_tasks(kernel, (buf, p, pa, pb, tok) + args, total, total)
-    return pa, pb
+    return np.zeros(n, dt), np.zeros(n, dt)
+
+
+def _split(pieces, merge, buf, p, out, tok, nstates, args, total, margs, nmerge):
+    """A split reduction: ``pieces(buf, p, pa, pb, tok, *args, lo, hi)`` over [0, total) in
+    parallel, one task a piece, then ``merge(pa, pb, out, p, *margs, 0, nmerge)``.
+
+    Returns the merge's out-of-range count.
+    """
+    pa, pb = _states(buf, tok, nstates)
+    head = (buf, p, pa, pb, tok) + args
+    mhead = (pa, pb, out, p) + margs
+    run = tasks.bind(kernels.pieces_then_merge, pieces, head, merge, mhead,
+                     typed_by=(buf, out, tok))
+    return run(head, mhead, total, np.empty(total, np.int64), nmerge)
 
 
 def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "short":
         return in_tasks(kernels.short_serial, (buf, p, out, tok), plan.nout,
-                        -(-plan.nout // kernels.SHORT_TASK))
+                        -(-plan.nout // kernels.SHORT_TASK), (buf, out, tok))
     if plan.family == "parts":
         chunks = _chunks(plan.nout // 2, threads, plan.count)
         if chunks == 1:
-            return in_tasks(kernels.parts_serial, (buf, p, out, tok), plan.nout // 2, threads)
-        pa, pb = _pieces(kernels.parts_pieces, buf, p, tok, plan.nout * chunks, (chunks,),
-                         plan.nout // 2 * chunks)
-        return kernels.parts_merge(pa, pb, out, p, chunks, tok)
+            return in_tasks(kernels.parts_serial, (buf, p, out, tok), plan.nout // 2, threads,
+                            (buf, out, tok))
+        return _split(kernels.parts_pieces, kernels.parts_merge, buf, p, out, tok,
+                      plan.nout * chunks, (chunks,), plan.nout // 2 * chunks, (chunks, tok),
+                      plan.nout)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
         outer_runs = plan.count // plan.reduced[-1][0]
         if outer_runs >= threads:
-            pa, pb = _pieces(kernels.interleaved_pieces, buf, p, tok, plan.nout * threads,
-                             (threads,), threads)
-            merge = (pa, pb, out, p, threads, tok)
-            if plan.nout >= MERGE_TASKS_MIN:
-                return in_tasks(kernels.merge_outputs, merge, plan.nout, threads)
-            return kernels.merge_outputs(*merge, 0, plan.nout)
+            if plan.nout < MERGE_TASKS_MIN:
+                return _split(kernels.interleaved_pieces, kernels.merge_outputs, buf, p, out,
+                              tok, plan.nout * threads, (threads,), threads, (threads, tok),
+                              plan.nout)
+            pa, pb = _states(buf, tok, plan.nout * threads)
+            in_tasks(kernels.interleaved_pieces, (buf, p, pa, pb, tok, threads), threads, threads,
+                     (buf, tok))
+            return in_tasks(kernels.merge_outputs, (pa, pb, out, p, threads, tok), plan.nout,
+                            threads, (pa, out, tok))
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1 and len(plan.kept) == 1 and len(plan.reduced) == 1:
-            return in_tasks(kernels.rows_serial, (buf, p, out, tok), plan.nout, threads)
+            return in_tasks(kernels.rows_serial, (buf, p, out, tok), plan.nout, threads,
+                            (buf, out, tok))
         if chunks == 1:
-            return in_tasks(kernels.inner_serial, (buf, p, out, tok), plan.nout, threads)
+            return in_tasks(kernels.inner_serial, (buf, p, out, tok), plan.nout, threads,
+                            (buf, out, tok))
         # under 4 x threads outputs (see _chunks): the merge is short, and serial
-        pa, pb = _pieces(kernels.inner_pieces, buf, p, tok, plan.nout * chunks, (chunks,),
-                         plan.nout * chunks)
-        return kernels.merge_outputs(pa, pb, out, p, chunks, tok, 0, plan.nout)
+        return _split(kernels.inner_pieces, kernels.merge_outputs, buf, p, out, tok,
+                      plan.nout * chunks, (chunks,), plan.nout * chunks, (chunks, tok), plan.nout)
     ncols = plan.kept[-1][0]
     block = block_width(ncols)
     units = column_units(plan, block)
@@ -227,11 +244,12 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         # and merge on one thread; blocks stay at least NARROW wide.
         block = -(-ncols // threads)
         units = column_units(plan, block)
-        return in_tasks(kernels.outer_serial, (buf, p, out, tok, block), units, units)
+        return in_tasks(kernels.outer_serial, (buf, p, out, tok, block), units, units,
+                        (buf, out, tok))
     chunks = _chunks(units, threads, plan.count)
     if chunks == 1:
-        return in_tasks(kernels.outer_serial, (buf, p, out, tok, block), units, units)
+        return in_tasks(kernels.outer_serial, (buf, p, out, tok, block), units, units,
+                        (buf, out, tok))
     # serial merge: _chunks leaves at least eight rows per piece to merge
-    pa, pb = _pieces(kernels.outer_pieces, buf, p, tok, plan.nout * chunks, (block, chunks),
-                     units * chunks)
-    return kernels.outer_merge(pa, pb, out, p, block, chunks, tok)
+    return _split(kernels.outer_pieces, kernels.outer_merge, buf, p, out, tok, plan.nout * chunks,
+                  (block, chunks), units * chunks, (block, chunks, tok), units)

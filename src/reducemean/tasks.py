@@ -81,21 +81,38 @@ def address(task, head):
     return addr
 
 
-def bind(driver, task, head):
-    """``run(head, total, counts)``: ``driver(address of task, head, total, counts)``.
+def _kinds(values):
+    """What fixes each value's Numba type, quicker to find than the type itself."""
+    return [(v.dtype, v.ndim, v.flags.num & _TYPE_FLAGS) if type(v) is np.ndarray else type(v)
+            for v in values]
 
-    ``driver`` is a parallel Numba kernel such as ``kernels.tasks_parallel``.
-    Its compiled entry point is called directly, memoised on the head's
-    dtypes, dims and flags: Numba's own dispatch types a tuple argument in
-    Python, about 6 us for each array in it, on every call.
+
+def bind(driver, task, head, merge=None, mhead=(), typed_by=None):
+    """``driver``'s compiled entry point with the tasks' addresses bound.
+
+    Without ``merge`` (``kernels.tasks_parallel``): ``run(head, total,
+    counts)`` calls ``driver(address of task, head, total, counts)``.  With
+    it (``kernels.pieces_then_merge``): ``run(head, mhead, total, counts,
+    nmerge)`` calls ``driver(address of task, address of merge, head,
+    mhead, total, counts, nmerge)``.
+
+    Memoised on the heads' dtypes, dims and flags: Numba's own dispatch
+    types a tuple argument in Python, about 6 us for each array in it, on
+    every call.  Finding them takes about 0.3 us an array, so a caller whose
+    heads' other values have fixed types passes the few that vary as
+    ``typed_by``, and the memo keys on those alone.
     """
-    # what fixes each value's Numba type, quicker to find than the type itself
-    key = (driver, task, *[(v.dtype, v.ndim, v.flags.num & _TYPE_FLAGS)
-                           if type(v) is np.ndarray else type(v) for v in head])
+    key = (driver, task, merge, len(head),
+           *_kinds(head + mhead if typed_by is None else typed_by))
     run = _BOUND.get(key)
     if run is None:
-        fn = address(task, head)
-        tys = (types.int64, typeof(head), types.int64, _COUNTS)
+        if merge is None:
+            tys = (types.int64, typeof(head), types.int64, _COUNTS)
+            bound = (address(task, head),)
+        else:
+            tys = (types.int64, types.int64, typeof(head), typeof(mhead), types.int64, _COUNTS,
+                   types.int64)
+            bound = (address(task, head), address(merge, mhead))
         driver.compile(tys)
-        run = _BOUND[key] = functools.partial(driver.overloads[tys].entry_point, fn)
+        run = _BOUND[key] = functools.partial(driver.overloads[tys].entry_point, *bound)
     return run
