@@ -179,17 +179,21 @@ def in_tasks(kernel, head, total, ntasks, typed_by):
 
 
 def _states(buf, tok, n):
-    """Zeroed partial states for a split: ``n`` of each kind, the outputs times the
-    pieces per output (at most the number of threads)."""
+    """Zeroed partial states for a split, ``n`` of each kind.
+
+    ``n`` is the outputs times the pieces per output, at most the number of
+    threads.
+    """
     dt = state_dtype(buf, tok)
     return np.zeros(n, dt), np.zeros(n, dt)
 
 
 def _split(pieces, merge, buf, p, out, tok, nstates, args, total, margs, nmerge):
-    """A split reduction: ``pieces(buf, p, pa, pb, tok, *args, lo, hi)`` over [0, total) in
-    parallel, one task a piece, then ``merge(pa, pb, out, p, *margs, 0, nmerge)``.
+    """A split reduction, in one call of kernels.pieces_then_merge.
 
-    Returns the merge's out-of-range count.
+    ``pieces(buf, p, pa, pb, tok, *args, lo, hi)`` over [0, total) in
+    parallel, one task a piece, then ``merge(pa, pb, out, p, *margs, 0,
+    nmerge)``.  Returns the merge's out-of-range count.
     """
     pa, pb = _states(buf, tok, nstates)
     head = (buf, p, pa, pb, tok) + args
