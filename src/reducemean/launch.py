@@ -178,6 +178,11 @@ def in_tasks(kernel, head, total, ntasks, typed_by):
     return tasks.bind(kernels.tasks_parallel, kernel, head, typed_by=typed_by)(head, total, counts)
 
 
+def _ranges(kernel, buf, p, out, tok, total, ntasks, *args):
+    """Serial ``kernel(buf, p, out, tok, *args, lo, hi)`` as ``ntasks`` parallel tasks over [0, total)."""
+    return in_tasks(kernel, (buf, p, out, tok) + args, total, ntasks, (buf, out, tok))
+
+
 def _states(buf, tok, n):
     """Zeroed partial states for a split, ``n`` of each kind.
 
@@ -205,13 +210,12 @@ def _split(pieces, merge, buf, p, out, tok, nstates, args, total, margs, nmerge)
 
 def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "short":
-        return in_tasks(kernels.short_serial, (buf, p, out, tok), plan.nout,
-                        -(-plan.nout // kernels.SHORT_TASK), (buf, out, tok))
+        return _ranges(kernels.short_serial, buf, p, out, tok, plan.nout,
+                       -(-plan.nout // kernels.SHORT_TASK))
     if plan.family == "parts":
         chunks = _chunks(plan.nout // 2, threads, plan.count)
         if chunks == 1:
-            return in_tasks(kernels.parts_serial, (buf, p, out, tok), plan.nout // 2, threads,
-                            (buf, out, tok))
+            return _ranges(kernels.parts_serial, buf, p, out, tok, plan.nout // 2, threads)
         return _split(kernels.parts_pieces, kernels.parts_merge, buf, p, out, tok,
                       plan.nout * chunks, (chunks,), plan.nout // 2 * chunks, (chunks, tok),
                       plan.nout)
@@ -230,11 +234,9 @@ def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1 and len(plan.kept) == 1 and len(plan.reduced) == 1:
-            return in_tasks(kernels.rows_serial, (buf, p, out, tok), plan.nout, threads,
-                            (buf, out, tok))
+            return _ranges(kernels.rows_serial, buf, p, out, tok, plan.nout, threads)
         if chunks == 1:
-            return in_tasks(kernels.inner_serial, (buf, p, out, tok), plan.nout, threads,
-                            (buf, out, tok))
+            return _ranges(kernels.inner_serial, buf, p, out, tok, plan.nout, threads)
         # under 4 x threads outputs (see _chunks): the merge is short, and serial
         return _split(kernels.inner_pieces, kernels.merge_outputs, buf, p, out, tok,
                       plan.nout * chunks, (chunks,), plan.nout * chunks, (chunks, tok), plan.nout)
@@ -248,12 +250,10 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         # and merge on one thread; blocks stay at least NARROW wide.
         block = -(-ncols // threads)
         units = column_units(plan, block)
-        return in_tasks(kernels.outer_serial, (buf, p, out, tok, block), units, units,
-                        (buf, out, tok))
+        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block)
     chunks = _chunks(units, threads, plan.count)
     if chunks == 1:
-        return in_tasks(kernels.outer_serial, (buf, p, out, tok, block), units, units,
-                        (buf, out, tok))
+        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block)
     # serial merge: _chunks leaves at least eight rows per piece to merge
     return _split(kernels.outer_pieces, kernels.outer_merge, buf, p, out, tok, plan.nout * chunks,
                   (block, chunks), units * chunks, (block, chunks, tok), units)

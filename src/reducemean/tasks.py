@@ -25,8 +25,6 @@ from numba import typeof, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-#: Addresses of compiled tasks, by (task, argument types).
-_ADDRESSES: dict = {}
 #: Drivers' entry points with a task's address bound (see bind).
 _BOUND: dict = {}
 #: The array flags that make up a Numba array type, with dtype and ndim:
@@ -66,19 +64,15 @@ def address(task, head):
     """The address of ``task`` (a Numba dispatcher) compiled for ``(*head, lo, hi)``.
 
     Compiled, or loaded from Numba's cache, on the first use for these
-    argument types; ``lo`` and ``hi`` are int64.
+    argument types; ``lo`` and ``hi`` are int64.  Not memoised here: bind,
+    which calls it, keeps what it binds.
     """
     tys = tuple(task.typeof_pyval(v) for v in head) + (types.int64, types.int64)
-    key = (task, tys)
-    addr = _ADDRESSES.get(key)
-    if addr is None:
-        task.compile(tys)
-        cres = task.overloads[tys]
-        if cres.signature.return_type != types.int64:
-            raise TypeError(f"task {task.__name__} returns {cres.signature.return_type}, not int64")
-        addr = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
-        _ADDRESSES[key] = addr
-    return addr
+    task.compile(tys)
+    cres = task.overloads[tys]
+    if cres.signature.return_type != types.int64:
+        raise TypeError(f"task {task.__name__} returns {cres.signature.return_type}, not int64")
+    return cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
 
 
 def _kinds(values):
