@@ -165,6 +165,36 @@ def test_rows_run_as_ranges_of_outputs(spy):
     assert np.array_equal(got, (np.arange(BIG // 4, dtype=np.float64) * 4 + 1.5).astype(np.float32))
 
 
+@pytest.mark.parametrize("name", ["bool", "int8", "uint8", "int32", "int64", "float16",
+                                  "bfloat16", "float32", "float64"])
+def test_short_rows_of_every_dtype_in_tasks(spy, name):
+    # The short-row kernel writes a vector of results per step, from ranges
+    # of rows that start anywhere: every row of each literal length (2, 3,
+    # 4, 8) and of a general one (5) against the exact mean of its integers.
+    if name == "bfloat16":
+        dtype = pytest.importorskip("ml_dtypes").bfloat16
+    else:
+        dtype = np.dtype(name)
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 2 if name == "bool" else 100, BIG).astype(dtype)
+    wide = x.astype(np.int64)
+    rtype = np.float64 if np.dtype(dtype).kind in "biu" else dtype
+    for run in (2, 3, 4, 5, 8):
+        n = BIG // run * run
+        got = reducemean.mean(x[:n].reshape(-1, run), axis=1)
+        if launch.numba.get_num_threads() > 1:
+            assert spy[-1] == "short_serial in tasks"
+        assert got.dtype == rtype and got.shape == (n // run,)
+        sums = wide[:n].reshape(-1, run).sum(axis=1)  # exact: small integers
+        want = sums / run  # one rounding of an exact quotient
+        err = np.abs(got.astype(np.float64) - want)
+        # within one ulp of the result type everywhere (a misplaced store is
+        # off by tens), and correctly rounded on a sample, by Fractions
+        assert np.all(err <= np.spacing(np.abs(want).astype(rtype)).astype(np.float64)), run
+        for o in range(0, n // run, 997):
+            assert ulp_distance(got[o], Fraction(int(sums[o]), run), rtype) <= 0.5, (run, o)
+
+
 @pytest.mark.parametrize("view, first", [((slice(None), slice(0, 4)), 1.5),
                                          ((slice(None), slice(None, None, 2)), 3.0)])
 def test_short_rows_not_one_after_another_go_by_the_row_loop(spy, view, first):
