@@ -282,6 +282,28 @@ def test_integer_column_blocks_finish_exactly(dtype):
             assert ulp_distance(got[j], exact, np.float64) <= 1, j
 
 
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64", "int16"])
+@pytest.mark.parametrize("shape, perm", [((2, 301), None), ((3, 4097), None),
+                                         ((5, 3, 300), (0, 2, 1))])
+def test_column_blocks_store_every_output_in_place(name, shape, perm):
+    # store_block writes a block's means in one loop, at output offsets
+    # that step by one or, for kept dims taken in memory order, by more
+    # (the transposed case: 300 columns whose outputs are 3 apart).
+    # Few rows, so the store is most of the work.  Small integers: every
+    # mean is one rounding of an exact quotient.
+    dtype = ml_dtypes.bfloat16 if name == "bfloat16" else np.dtype(name)
+    x = np.random.default_rng(11).integers(-50, 50, shape).astype(dtype)
+    if perm:
+        x = x.transpose(perm)
+    got = reducemean.mean(x, axis=0)
+    rtype = np.float64 if name == "int16" else dtype
+    assert got.dtype == rtype and got.shape == x.shape[1:]
+    wide = x.astype(np.int64)
+    for idx in np.ndindex(*x.shape[1:]):
+        exact = Fraction(int(wide[(slice(None),) + idx].sum()), x.shape[0])
+        assert ulp_distance(got[idx], exact, rtype) <= 0.5, idx
+
+
 def _uint32_past_2_53():
     """2**21 + 1 uint32 values whose sum passes 2**53, and their exact mean.
 
