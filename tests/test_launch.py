@@ -135,9 +135,9 @@ def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
         assert spy[-1] == "inner_pieces then merge_outputs"
 
 
-def test_float64_goes_parallel_at_a_quarter_of_the_size(spy):
-    # compensated float64 sums pay for a second thread sooner (Entry.cost)
-    n = launch.PARALLEL_MIN // 4
+def test_float64_goes_parallel_at_half_the_size(spy):
+    # compensated float64 sums cost twice as much per element (Entry.cost)
+    n = launch.PARALLEL_MIN // 2
     x = np.arange(n, dtype=np.float64)
     for _ in range(2):  # the second call may take numpy_api's remembered path
         assert reducemean.mean(x) == (n - 1) / 2
@@ -313,11 +313,11 @@ def test_few_column_blocks_split_the_rows(spy):
         assert spy[-1] == "outer_pieces then outer_merge"
     assert np.array_equal(got, 256 * 2047.5 + np.arange(256.0))  # exact
     # Under sixteen rows the pieces would be too short: no split, no merge.
-    b = np.arange(9 * 80000, dtype=np.float32).reshape(9, 80000)
+    b = np.arange(9 * 40000, dtype=np.float32).reshape(9, 40000)
     got = reducemean.mean(b, axis=0)
     if launch.numba.get_num_threads() > 1:
         assert spy[-1] == "outer_serial in tasks"
-    assert np.array_equal(got, (4 * 80000 + np.arange(80000.0)).astype(np.float32))
+    assert np.array_equal(got, (4 * 40000 + np.arange(40000.0)).astype(np.float32))
 
 
 def test_one_wide_column_block_is_cut_into_blocks_per_thread(spy):

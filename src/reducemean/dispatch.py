@@ -28,14 +28,13 @@ class Entry:
     kind: str  #: "float", "int" (incl. unsigned), "bool" or "complex"
     #: Work per element read, against ``launch.PARALLEL_MIN``.  float64 parts
     #: (float64, complex128) are summed with compensation, about twice the
-    #: time per element of float32 serially, and their parallel kernels start
-    #: paying at about a quarter of the elements: 2**17 against float32's
-    #: 2**19 in most runs of ``python -m reducemean.bench.threshold``.
+    #: time per element of the other types, and their parallel kernels start
+    #: paying at about half the size (``python -m reducemean.bench.threshold``).
     cost: int = field(init=False)
 
     def __post_init__(self):
         wide = self.kind in ("float", "complex") and self.storage.itemsize == 8
-        object.__setattr__(self, "cost", 4 if wide else 1)
+        object.__setattr__(self, "cost", 2 if wide else 1)
 
     def token_for(self, result_dtype) -> np.ndarray:
         """The reader token for a result of ``result_dtype``.

@@ -13,9 +13,9 @@ OpenMP hangs the child).  reducemean is safe on every layer by one rule:
 * :func:`serial_only` makes the calling thread use serial kernels, for
   callers that already run one task per core (dask's threaded scheduler).
 
-Inputs smaller than :data:`PARALLEL_MIN` elements (a quarter of that for
-float64, whose compensated sums pay for a second thread sooner) run
-serially: starting the pool costs more than it saves.
+Inputs smaller than :data:`PARALLEL_MIN` elements (half that for float64,
+whose compensated sums cost twice as much per element) run serially:
+starting the pool costs more than it saves.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ import numpy as np
 from . import kernels, tasks
 from .numerics import run_token, small_sums_token, state_dtype
 
-#: Work, in elements read times the dispatch entry's cost (4 for float64, 1
+#: Work, in elements read times the dispatch entry's cost (2 for float64, 1
 #: otherwise), below which a reduction runs on the calling thread.  Measured
 #: by ``python -m reducemean.bench.threshold`` (the crossover where two
 #: threads first beat one on whole, rows and columns, float32 and float64,
 #: rounded up to a power of two); change it with set_parallel_min.
-PARALLEL_MIN = 1 << 19
+PARALLEL_MIN = 1 << 18
 
 #: Called when PARALLEL_MIN changes, to drop decisions memoised on it.
 _ON_CHANGE: list = []
