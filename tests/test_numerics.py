@@ -304,6 +304,41 @@ def test_column_blocks_store_every_output_in_place(name, shape, perm):
         assert ulp_distance(got[idx], exact, rtype) <= 0.5, idx
 
 
+def _truncated(s, n):
+    q = abs(s) // n
+    return q if s >= 0 else -q
+
+
+@pytest.mark.parametrize("name", ["int64", "uint64", "int32", "uint32", "int8", "uint16"])
+@pytest.mark.parametrize("run", [2, 3, 4, 8, 13])
+def test_short_integer_rows_divide_once_below_2_53_and_finish_exactly_above(name, run):
+    # Short rows divide their exact sum once when it is below 2**53, for a
+    # float mean and for the operators' truncated integer mean alike; a
+    # 64-bit row past that sends its range to the exact finish.  Values
+    # from the whole range and from 2**53 to 2**58 (sums a float64 cannot
+    # hold, but whose high words look small), with every fifth row small,
+    # cover both in one range; small values alone the fast path everywhere.
+    info = np.iinfo(name)
+    rng = np.random.default_rng(run)
+    for regime in ("small", "whole", "past 2**53"):
+        if regime == "small":
+            x = rng.integers(max(info.min, -1000), min(info.max, 1000), (600, run)).astype(name)
+        elif regime == "whole":
+            x = rng.integers(info.min, info.max, (600, run), dtype=name, endpoint=True)
+        elif info.bits == 64:
+            x = rng.integers(1 << 53, 1 << 58, (600, run), dtype=name)
+        else:
+            continue
+        x[::5] = rng.integers(0, 100, x[::5].shape).astype(name)
+        got = reducemean.mean(x, axis=1)
+        got_int = reducemean.reduce_mean(x, axes=[1], keepdims=0)
+        assert got.dtype == np.float64 and got_int.dtype == x.dtype
+        for o in range(x.shape[0]):
+            s = sum(int(v) for v in x[o])
+            assert got[o] == float(Fraction(s, run)), (regime, o)  # correctly rounded
+            assert int(got_int[o]) == _truncated(s, run), (regime, o)
+
+
 def _uint32_past_2_53():
     """2**21 + 1 uint32 values whose sum passes 2**53, and their exact mean.
 

@@ -52,8 +52,8 @@ from numba.extending import overload
 
 from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts,
-    run_parts_step2, run_sum, state_arrays, step2_columns, store, store_block, store_short,
-    zero_state,
+    run_parts_step2, run_sum, short_exact, state_arrays, step2_columns, store, store_block,
+    store_short, wide_int_states, zero_state,
 )
 from .tasks import call_task
 
@@ -240,13 +240,20 @@ def merge_outputs(pa, pb, out, p, chunks, tok, lo, hi):
     return bad
 
 
-@njit(**_HELPER)
 def _short_fixed(buf, out, tok, base, lo, hi, run):
-    # called with a literal ``run``: once inlined, each row is fully unrolled
-    # and the loop over rows vectorises (store_short keeps it branch-free).
-    # The output index is unsigned, as the loads' are: a signed one carries
-    # Numba's negative-index wraparound, which split every vector of results
-    # into one scalar store each (float16 (16M, 4) rows 1.4x slower).
+    """Rows [lo, hi) of ``run`` contiguous values each: the bad count.
+
+    Called with a literal ``run``: once inlined, each row is fully unrolled
+    and the loop over rows vectorises (store_short keeps it branch-free).
+    The output index is unsigned, as the loads' are: a signed one carries
+    Numba's negative-index wraparound, which split every vector of results
+    into one scalar store each (float16 (16M, 4) rows 1.4x slower).  int64
+    states get a second loop, the exact finish, for a range with a sum past
+    2**53 (see store_short); the other types do not compile it.
+    """
+
+
+def _short_rows(buf, out, tok, base, lo, hi, run):
     bad = 0
     for o in range(lo, hi):
         k = base + o * run
@@ -255,6 +262,23 @@ def _short_fixed(buf, out, tok, base, lo, hi, run):
             a, b = add_value(a, b, buf, np.uint64(k + i), tok)
         bad += store_short(out, np.uint64(o), a, b, run, buf, tok)
     return bad
+
+
+_short_rows_jit = njit(**_HELPER)(_short_rows)
+
+
+def _short_rows_redo(buf, out, tok, base, lo, hi, run):
+    # one compile for every row length: a literal one per length would
+    # compile this loop and its fast finish five times (first-call time)
+    n = np.int64(run)
+    if _short_rows_jit(buf, out, tok, base, lo, hi, n):
+        return short_exact(buf, out, tok, base, lo, hi, n)
+    return np.int64(0)
+
+
+@overload(_short_fixed, prefer_literal=True, jit_options={"cache": True, "no_cfunc_wrapper": True})
+def _short_fixed_impl(buf, out, tok, base, lo, hi, run):
+    return _short_rows_redo if wide_int_states(buf, tok) else _short_rows
 
 
 def _f64_row_pairs(buf, out, tok, base, sk, ok, run, lo, hi):
