@@ -195,6 +195,26 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
             assert ulp_distance(got[o], Fraction(int(sums[o]), run), rtype) <= 0.5, (run, o)
 
 
+def test_short_int64_rows_past_2_53_are_redone_exactly_in_tasks(spy):
+    # A task's range with an int64 row sum past 2**53 is finished again
+    # exactly, row by row (numerics.short_exact); the ranges without one
+    # keep their single division.  Rows from the whole int64 range, with
+    # runs of small rows, against exact means and truncated integer means.
+    rng = np.random.default_rng(3)
+    x = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, (BIG // 4, 4),
+                     dtype=np.int64, endpoint=True)
+    x[: BIG // 8] = rng.integers(-1000, 1000, (BIG // 8, 4))  # first half: the fast path
+    got = reducemean.mean(x, axis=1)
+    if launch.numba.get_num_threads() > 1:
+        assert spy[-1] == "short_serial in tasks"
+    got_int = reducemean.reduce_mean(x, axes=[1], keepdims=0)
+    for o in list(range(0, x.shape[0], 509)) + [x.shape[0] - 1]:
+        s = sum(int(v) for v in x[o])
+        assert got[o] == float(Fraction(s, 4)), o
+        q = abs(s) // 4
+        assert int(got_int[o]) == (q if s >= 0 else -q), o
+
+
 @pytest.mark.parametrize("view, first", [((slice(None), slice(0, 4)), 1.5),
                                          ((slice(None), slice(None, None, 2)), 3.0)])
 def test_short_rows_not_one_after_another_go_by_the_row_loop(spy, view, first):
