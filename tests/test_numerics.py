@@ -339,6 +339,30 @@ def test_short_integer_rows_divide_once_below_2_53_and_finish_exactly_above(name
             assert int(got_int[o]) == _truncated(s, run), (regime, o)
 
 
+@pytest.mark.parametrize("name", ["int8", "uint8", "int32", "int64", "uint64"])
+def test_integer_results_truncate_exactly_in_column_blocks_and_rows(name):
+    # The operators' integer means: a block of columns or a row with its
+    # sum below 2**53 divides once and truncates (store_block, to_int), a
+    # larger one takes the exact divmod.  Negative quotients truncate
+    # toward zero.  Columns and rows (20 values: the row loop, not the short
+    # one) of 300 outputs, small values and, for 64-bit types, values from
+    # the whole range (one column of them only, so that block mixes both).
+    info = np.iinfo(name)
+    rng = np.random.default_rng(9)
+    for whole_range in (False, True):
+        if whole_range and info.bits < 64:
+            continue
+        x = rng.integers(max(info.min, -1000), min(info.max, 1000), (20, 300)).astype(name)
+        if whole_range:
+            x[:, 5] = rng.integers(info.min, info.max, 20, dtype=name, endpoint=True)
+        for axis, view in ((0, x), (1, np.ascontiguousarray(x.T))):
+            got = reducemean.reduce_mean(view, axes=[axis], keepdims=0)
+            assert got.dtype == x.dtype and got.shape == (300,)
+            for j in range(300):
+                s = sum(int(v) for v in x[:, j])
+                assert int(got[j]) == _truncated(s, 20), (axis, whole_range, j)
+
+
 def _uint32_past_2_53():
     """2**21 + 1 uint32 values whose sum passes 2**53, and their exact mean.
 
