@@ -50,6 +50,7 @@ import numpy as np
 from numba import njit, prange
 from numba.extending import overload
 
+from .cacheload import adopt
 from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts,
     run_parts_step2, run_sum, short_exact, state_arrays, step2_columns, store, store_block,
@@ -673,3 +674,6 @@ def finish_states_counts(states, counts, out, tok):
     for i in range(states.shape[0]):
         bad += store(out, i, states[i, 0], states[i, 1], counts[i], tok)
     return bad
+
+
+adopt(globals())  # load cached kernels without readying Numba's compiler

@@ -17,6 +17,8 @@ from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
+from .cacheload import adopt
+
 
 @intrinsic
 def _span(typingctx, a, like, n, lead):
@@ -77,5 +79,7 @@ def span_view(a, n, lead, storage):
     src, like = span_inputs(a, storage)
     return span_of(src, like, n, lead)
 
+
+adopt(globals())  # load cached kernels without readying Numba's compiler
 
 __all__ = ["span_inputs", "span_of", "span_view"]
