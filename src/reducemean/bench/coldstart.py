@@ -9,7 +9,8 @@ kernel: by default 8 x 8, whose short rows take a kernel of their own), its
 second call, and a first large call (a parallel kernel, when the process has
 more than one thread).  Those calls reduce rows; a second pair of fresh
 interpreters, with a cache of their own, makes a columns reduction its first
-call, since the column kernels take longest to compile.
+call, since the column kernels take longest to compile.  Each run also
+reports the whole process's time, start to exit, as its parent saw it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 # Run in the child: one JSON line of timings on stdout.
 _CHILD = r"""
@@ -63,7 +65,8 @@ def measure(threads=None, dtype="float32", small=(8, 8), big=(1024, 1024), timeo
     first call loads the parallel kernel; ``None`` leaves it out.  The
     ``columns`` entry times ``big`` reduced over axis 0 as a process's first
     call (the parallel column kernel when there are several threads, else
-    the serial one).
+    the serial one).  Each run's ``process_s`` is the child's whole life as
+    its parent saw it: interpreter start, imports, calls and exit.
     """
     result = {"dtype": dtype, "small_shape": list(small), "big_shape": list(big) if big else None,
               "threads": threads}
@@ -80,12 +83,13 @@ def _cold_and_warm(code, threads, timeout):
     out = []
     with tempfile.TemporaryDirectory(prefix="reducemean-coldstart-") as cache_dir:
         for label in ("cold", "warm"):
-            proc = subprocess.run(
-                [sys.executable, "-c", code], env=_child_env(cache_dir, threads),
-                capture_output=True, text=True, timeout=timeout,
-            )
+            env = _child_env(cache_dir, threads)
+            start = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                  text=True, timeout=timeout)
+            process_s = time.perf_counter() - start
             if proc.returncode != 0:
                 tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
                 raise RuntimeError(f"{label} start failed: {tail}")
-            out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            out.append(dict(json.loads(proc.stdout.strip().splitlines()[-1]), process_s=process_s))
     return out
