@@ -340,6 +340,34 @@ def test_few_column_blocks_split_the_rows(spy):
     assert np.array_equal(got, (4 * 40000 + np.arange(40000.0)).astype(np.float32))
 
 
+def test_tall_narrow_columns_past_l2_read_eight_spread_rows_a_pass(spy):
+    # One narrow block of columns, or two outer units of one, beyond L2 (in
+    # pieces of their rows, one per thread): rows are read eight a pass,
+    # each from its own eighth, and the rows past the last whole eighth one
+    # at a time.
+    # Every column against its exact sum, whatever order the rows went in.
+    rng = np.random.default_rng(7)
+    two = launch.numba.get_num_threads() > 1
+    for shape, axis in (((8 * 2051 + 5, 200), 0), ((2, 4099, 200), 1), ((12001, 64), 0)):
+        for dt in (np.int32, np.int8, np.float64, np.float32, np.float16):
+            a = rng.integers(-100, 100, shape).astype(dt)
+            assert a.nbytes > kernels.CACHED or dt == np.int8
+            sums = a.astype(np.int64).sum(axis=axis).ravel()
+            got = reducemean.mean(a, axis=axis)
+            if two:
+                assert spy[-1] == "outer_pieces then outer_merge", (shape, dt)
+            n = a.shape[axis]
+            worst = max(ulp_distance(g, Fraction(int(s), n), got.dtype)
+                        for g, s in zip(got.ravel(), sums))
+            assert worst <= (0.5 if dt in (np.int32, np.int8) else 1), (shape, dt, worst)
+    # a serial call takes the whole block as one range
+    a = rng.integers(-1000, 1000, (8 * 4099 + 3, 100)).astype(np.int32)
+    with launch.serial_only():
+        got = reducemean.mean(a, axis=0)
+    assert spy[-1] == "outer_serial"
+    assert np.array_equal(got, a.astype(np.int64).sum(axis=0) / a.shape[0])
+
+
 def test_one_wide_column_block_is_cut_into_blocks_per_thread(spy):
     # One block of columns, wide enough, in a small input: each thread takes
     # its own columns over every row, with no partial states to merge.  Odd

@@ -64,8 +64,13 @@ from .tasks import call_task
 MAX_BLOCK = 16384
 #: Rows narrower than this are accumulated one per pass (see _outer_block)...
 NARROW = 512
-#: ...unless the block reads at most this many bytes: an input that fits in L2.
+#: ...unless the block reads at most this many bytes: an input that fits in L2...
 CACHED = 1 << 20
+#: ...or its plan has fewer units than this (blocks of columns at every outer
+#: kept offset: one for a tall 2-D input), and the block (or a piece of its
+#: rows) reads at most SPREAD bytes.
+FEW_UNITS = 4
+SPREAD = 16 << 20
 
 #: Bytes between the two rows that the float64 row loop sums together, at
 #: most (see _f64_row_pairs).
@@ -501,7 +506,7 @@ def _merge_store(pa, pb, out, p, o, chunks, tok):
 
 
 @njit(**_HELPER)
-def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
+def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb, few):
     """Add reduced rows [lo, hi) of ``width`` columns starting at ``off`` into ``sa``/``sb``.
 
     Wide rows are taken eight at a time, so each state is loaded and stored
@@ -522,14 +527,23 @@ def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb):
     at a time when the block comes from memory, eight separate streams no
     slower.  (For large blocks, such as NHWC's, the eight streams measured
     up to 1.2x slower than one at a time.)
+    A plan of ``few`` units (FEW_UNITS) takes the eight streams up to SPREAD
+    bytes too, 16-bit types included: a tall input of narrow rows, one long
+    block whose rows one at a time ran at 8-30 GB/s, bound by each row's own
+    loop overhead (rows of 64 to 448 values, 4 to 32 MiB, two threads:
+    1.4-3.8x faster held in cache, 1.0-2.0x from memory).  Many units, as
+    NHWC's, stay one row at a time: each thread's rows then run on through
+    its next units as one unbroken stream, which eight streams per unit
+    measured up to 1.2x slower than.
     """
     nr = p[3]
     q = adv = 1
     passes = 0
+    nbytes = (hi - lo) * width * buf.itemsize
     if width >= NARROW:
         passes = (hi - lo) // 8
         adv = 8
-    elif not is_16bit(buf) and (hi - lo) * width * buf.itemsize <= CACHED:
+    elif (nbytes <= CACHED and not is_16bit(buf)) or (few and CACHED < nbytes <= SPREAD):
         q = passes = (hi - lo) // 8
     for i in range(passes):
         f = lo + i * adv
@@ -583,13 +597,14 @@ def outer_serial(buf, p, out, tok, block, u0, u1):
     """Units [u0, u1): each a block of ``block`` columns at one outer kept offset."""
     ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
     bad = 0
+    few = nko * nblocks < FEW_UNITS
     for u in range(u0, u1):
         ko = u // nblocks
         j0 = (u - ko * nblocks) * block
         width = min(block, ncols - j0)
         off, oo = _kept_offsets(p, ko, True)
         sa, sb = state_arrays(width, buf, tok)
-        _outer_block(buf, p, tok, off + j0 * step, width, step, _ZERO, p[1], sa, sb)
+        _outer_block(buf, p, tok, off + j0 * step, width, step, _ZERO, p[1], sa, sb, few)
         bad += store_block(out, oo + j0 * ostep, ostep, sa, sb, p[1], tok)
     return bad
 
@@ -617,7 +632,7 @@ def outer_pieces(buf, p, pa, pb, tok, block, chunks, lo, hi):
         _outer_block(
             buf, p, tok, src + j0 * step, width, step,
             n * c // chunks, n * (c + 1) // chunks,
-            pa[base:base + width], pb[base:base + width],
+            pa[base:base + width], pb[base:base + width], units < FEW_UNITS,
         )
     return _ZERO
 
