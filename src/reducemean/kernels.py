@@ -531,7 +531,9 @@ def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb, few):
     bytes too, 16-bit types included: a tall input of narrow rows, one long
     block whose rows one at a time ran at 8-30 GB/s, bound by each row's own
     loop overhead (rows of 64 to 448 values, 4 to 32 MiB, two threads:
-    1.4-3.8x faster held in cache, 1.0-2.0x from memory).  Many units, as
+    1.4-3.8x faster held in cache; from memory mostly 1.0-2.0x, though
+    rows of 448 float32 or float64 values read 0.86-0.91x in some runs of
+    this noisy machine and 1.05-1.5x in others).  Many units, as
     NHWC's, stay one row at a time: each thread's rows then run on through
     its next units as one unbroken stream, which eight streams per unit
     measured up to 1.2x slower than.
