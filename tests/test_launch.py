@@ -348,10 +348,14 @@ def test_tall_narrow_columns_past_l2_read_eight_spread_rows_a_pass(spy):
     # Every column against its exact sum, whatever order the rows went in.
     rng = np.random.default_rng(7)
     two = launch.numba.get_num_threads() > 1
-    for shape, axis in (((8 * 2051 + 5, 200), 0), ((2, 4099, 200), 1), ((12001, 64), 0)):
+    # (5603, 100): 16-bit pieces between CACHED_16 and CACHED, in L2
+    for shape, axis in (((8 * 2051 + 5, 200), 0), ((2, 4099, 200), 1), ((12001, 64), 0),
+                        ((8 * 700 + 3, 100), 0)):
         for dt in (np.int32, np.int8, np.float64, np.float32, np.float16):
             a = rng.integers(-100, 100, shape).astype(dt)
             assert a.nbytes > kernels.CACHED or dt == np.int8
+            if shape == (8 * 700 + 3, 100) and a.itemsize == 2:
+                assert kernels.CACHED_16 < a.nbytes / 2 <= kernels.CACHED
             sums = a.astype(np.int64).sum(axis=axis).ravel()
             got = reducemean.mean(a, axis=axis)
             if two:

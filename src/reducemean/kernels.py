@@ -64,8 +64,10 @@ from .tasks import call_task
 MAX_BLOCK = 16384
 #: Rows narrower than this are accumulated one per pass (see _outer_block)...
 NARROW = 512
-#: ...unless the block reads at most this many bytes: an input that fits in L2...
+#: ...unless the block reads at most this many bytes: an input that fits in L2
+#: (and, for 16-bit types, more than CACHED_16)...
 CACHED = 1 << 20
+CACHED_16 = 1 << 18
 #: ...or its plan has fewer units than this (blocks of columns at every outer
 #: kept offset: one for a tall 2-D input), and the block (or a piece of its
 #: rows) reads at most SPREAD bytes.
@@ -521,7 +523,10 @@ def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb, few):
     of one plain stream.  Not when the block fits in L2 (CACHED bytes), as
     small inputs called repeatedly do: there eight rows a pass measured
     1.2-2x faster for float32, float64, int32 and int8 (256 to 4096 rows by
-    64 to 256); 16-bit types, up to 1.15x slower so, keep one row a pass.
+    64 to 256).  16-bit types do so only past CACHED_16: under 256 KiB eight
+    rows a pass measured up to 1.15x slower, but from there to 1 MiB (64 to
+    448 columns, a piece of the rows per thread) float16 1.2-2.3x faster,
+    bfloat16 0.91-1.4x.
     Those eight rows are an eighth of the block apart, each the next row of
     its own eighth: eight adjacent narrow rows read 1.5-1.9x slower than one
     at a time when the block comes from memory, eight separate streams no
@@ -545,7 +550,8 @@ def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb, few):
     if width >= NARROW:
         passes = (hi - lo) // 8
         adv = 8
-    elif (nbytes <= CACHED and not is_16bit(buf)) or (few and CACHED < nbytes <= SPREAD):
+    elif (nbytes <= CACHED and (nbytes > CACHED_16 or not is_16bit(buf))) or (
+            few and CACHED < nbytes <= SPREAD):
         q = passes = (hi - lo) // 8
     for i in range(passes):
         f = lo + i * adv
