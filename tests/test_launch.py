@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from exact import ulp_distance
+from exact import BFLOAT16, ulp_distance
 
 import reducemean
 from reducemean import kernels, launch
@@ -370,6 +370,21 @@ def test_tall_narrow_columns_past_l2_read_eight_spread_rows_a_pass(spy):
         got = reducemean.mean(a, axis=0)
     assert spy[-1] == "outer_serial"
     assert np.array_equal(got, a.astype(np.int64).sum(axis=0) / a.shape[0])
+
+
+def test_16bit_rows_under_2_kib_take_the_narrow_row_loops():
+    # 768 float16 values a row (1.5 KiB): a tall block takes the eight
+    # spread rows a pass; NHWC-like blocks (many units) one row at a time.
+    rng = np.random.default_rng(8)
+    dtypes = [np.float16] + ([BFLOAT16] if BFLOAT16 is not None else [])
+    for shape, axis in (((8 * 1500 + 5, 768), 0), ((32, 101, 600), 1)):
+        for dt in dtypes:
+            a = rng.integers(-100, 100, shape).astype(dt)
+            sums = a.astype(np.int64).sum(axis=axis).ravel()
+            got = reducemean.mean(a, axis=axis)
+            n = a.shape[axis]
+            worst = max(ulp_distance(g, Fraction(int(s), n), dt) for g, s in zip(got.ravel(), sums))
+            assert worst <= 1, (shape, dt, worst)
 
 
 def test_one_wide_column_block_is_cut_into_blocks_per_thread(spy):
