@@ -105,6 +105,9 @@ import numpy as np, reducemean
 a = np.arange(1 << 20, dtype=np.float32).reshape(1024, 1024)
 print("means", float(reducemean.mean(a)), reducemean.mean(a, axis=0)[:3].tolist(),
       reducemean.mean(a, axis=1)[:2].tolist())
+from reducemean import kernels
+ir = "".join(kernels.outer_serial.inspect_llvm(s) for s in kernels.outer_serial.signatures)
+print("column kernel", "outer_serial" in ir, "block loop linked in", "outer_block" in ir)
 """
 
 
@@ -118,8 +121,11 @@ def test_tasks_loaded_from_numbas_cache_run_in_a_new_process(tmp_path):
         assert r.returncode == 0, r.stderr[-2000:]
         # whole, columns (a block per thread) and rows, in parallel; exact
         assert "means 524287.5 [523776.0, 523777.0, 523778.0] [511.5, 1535.5]" in r.stdout
+    # compiled: the column kernel calls its block loop by address, so the
+    # loop's code is optimised and emitted once, in a library of its own
+    assert "column kernel True block loop linked in False" in runs[0].stdout
     loaded = [line for line in runs[1].stdout.splitlines() if "data loaded" in line]
-    for kernel in ("tasks_parallel", "outer_serial", "rows_serial", "inner_pieces"):
+    for kernel in ("tasks_parallel", "outer_serial", "outer_block", "rows_serial", "inner_pieces"):
         assert any(f"kernels.{kernel}-" in line for line in loaded), kernel
     assert "data saved" not in runs[1].stdout
 

@@ -62,7 +62,7 @@ from .tasks import call_task
 #: this width, so each thread streams contiguous rows (prefetchers restart at
 #: every jump), while the states (8-16 bytes each) stay in L2.
 MAX_BLOCK = 16384
-#: Rows narrower than this are accumulated one per pass (see _outer_block),
+#: Rows narrower than this are accumulated one per pass (see outer_block),
 #: or twice this for 16-bit types (rows under 2 KiB, as float32's)...
 NARROW = 512
 #: ...unless the block reads at most this many bytes: an input that fits in L2
@@ -509,8 +509,14 @@ def _merge_store(pa, pb, out, p, o, chunks, tok):
 
 
 @njit(**_HELPER)
-def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb, few):
+def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
     """Add reduced rows [lo, hi) of ``width`` columns starting at ``off`` into ``sa``/``sb``.
+
+    The column kernels call it through its address (see
+    :func:`reducemean.tasks.call_task`), so its loops are optimised and
+    emitted once, in its own library, rather than again in each caller's:
+    a cold process whose first call reduces (1024, 1024) float32 over axis
+    0 ran 7% fewer instructions (callgrind).  Returns 0.
 
     Wide rows are taken eight at a time, so each state is loaded and stored
     once per eight values: a block's states fill L2, and their traffic, not
@@ -599,6 +605,7 @@ def _outer_block(buf, p, tok, off, width, step, lo, hi, sa, sb, few):
             for j in range(width):
                 col_add(sa, sb, j, buf, np.uint64(row + j * step), tok)
         f += 1
+    return _ZERO
 
 
 @njit(**_HELPER)
@@ -611,8 +618,12 @@ def _outer_geometry(p, block):
 
 
 @njit(**_JIT)
-def outer_serial(buf, p, out, tok, block, u0, u1):
-    """Units [u0, u1): each a block of ``block`` columns at one outer kept offset."""
+def outer_serial(buf, p, out, tok, block, blk, u0, u1):
+    """Units [u0, u1): each a block of ``block`` columns at one outer kept offset.
+
+    ``blk`` is the address of :func:`outer_block` compiled for these types
+    (``launch.block_task``).
+    """
     ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
     bad = 0
     few = nko * nblocks < FEW_UNITS
@@ -622,18 +633,18 @@ def outer_serial(buf, p, out, tok, block, u0, u1):
         width = min(block, ncols - j0)
         off, oo = _kept_offsets(p, ko, True)
         sa, sb = state_arrays(width, buf, tok)
-        _outer_block(buf, p, tok, off + j0 * step, width, step, _ZERO, p[1], sa, sb, few)
+        call_task(blk, (buf, p, tok, sa, sb, off + j0 * step, width, step, few), _ZERO, p[1])
         bad += store_block(out, oo + j0 * ostep, ostep, sa, sb, p[1], tok)
     return bad
 
 
 @njit(**_HELPER)
-def outer_pieces(buf, p, pa, pb, tok, block, chunks, lo, hi):
+def outer_pieces(buf, p, pa, pb, tok, block, chunks, blk, lo, hi):
     """Partial states of pieces [lo, hi): each unit's reduced rows cut ``chunks`` ways.
 
     Piece ``v`` is part ``v // units`` of unit ``v % units`` (see
-    outer_serial).  States go to ``pa``/``pb`` laid out [chunk][output]
-    (see outer_merge).
+    outer_serial, and it for ``blk``).  States go to ``pa``/``pb`` laid out
+    [chunk][output] (see outer_merge).
     """
     ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
     n = p[1]
@@ -647,11 +658,9 @@ def outer_pieces(buf, p, pa, pb, tok, block, chunks, lo, hi):
         width = min(block, ncols - j0)
         src, dst = _kept_offsets(p, ko, True)
         base = c * nout + ko * ncols + j0
-        _outer_block(
-            buf, p, tok, src + j0 * step, width, step,
-            n * c // chunks, n * (c + 1) // chunks,
-            pa[base:base + width], pb[base:base + width], units < FEW_UNITS,
-        )
+        call_task(blk, (buf, p, tok, pa[base:base + width], pb[base:base + width],
+                        src + j0 * step, width, step, units < FEW_UNITS),
+                  n * c // chunks, n * (c + 1) // chunks)
     return _ZERO
 
 

@@ -103,7 +103,7 @@ def run(plan, buf, out, tok, cost=1):
                 return _run_parallel(plan, p, buf, out, tok, threads)
             finally:
                 _lock.release()
-    kernel, extra = serial_kernel(plan)
+    kernel, extra = serial_kernel(plan, buf, tok)
     return kernel(buf, p, out, tok, *extra)
 
 
@@ -116,8 +116,32 @@ def plan_token(plan, tok, storage):
     return run_token(tok, plan.run_step) if plan.run_step else tok
 
 
-def serial_kernel(plan):
-    """The serial kernel for ``plan``, and its arguments after ``(buf, p, out, tok)``.
+#: outer_block's address per storage type and token (see block_task).
+_BLOCKS: dict = {}
+
+
+def block_task(buf, p, tok):
+    """The address of ``kernels.outer_block`` for the column kernels' ``blk``.
+
+    Compiled for ``buf``, ``p`` and ``tok`` (or loaded from Numba's cache) on
+    first use; the states it adds into are those of ``numerics.state_arrays``.
+    """
+    # Looked up on every column call off the direct path (16-bit small
+    # inputs), so the quickest key that fixes the types: the storage dtypes
+    # are numpy's own, the tokens module-level arrays; whether ``buf`` is
+    # read-only does not change code that only reads it.
+    key = (buf.dtype.num, buf.flags.aligned, id(tok))
+    blk = _BLOCKS.get(key)
+    if blk is None:
+        sa, sb = _states(buf, tok, 1)
+        blk = _BLOCKS[key] = tasks.address(
+            kernels.outer_block, (buf, p, tok, sa, sb, 0, 0, 0, False))
+    return blk
+
+
+def serial_kernel(plan, buf, tok):
+    """The serial kernel for ``plan`` over ``buf`` with token ``tok``, and its arguments after
+    ``(buf, p, out, tok)``.
 
     The last two are the range of units the kernel covers: all of them.
     """
@@ -130,7 +154,8 @@ def serial_kernel(plan):
     if plan.family == "parts":
         return kernels.parts_serial, (0, plan.nout // 2)
     block = block_width(plan.kept[-1][0])
-    return kernels.outer_serial, (block, 0, column_units(plan, block))
+    return kernels.outer_serial, (block, block_task(buf, plan.params, tok), 0,
+                                  column_units(plan, block))
 
 
 def _chunks(units, threads, count):
@@ -250,10 +275,13 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         # and merge on one thread; blocks stay at least NARROW wide.
         block = -(-ncols // threads)
         units = column_units(plan, block)
-        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block)
+        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block,
+                       block_task(buf, p, tok))
     chunks = _chunks(units, threads, plan.count)
     if chunks == 1:
-        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block)
+        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block,
+                       block_task(buf, p, tok))
     # serial merge: _chunks leaves at least eight rows per piece to merge
     return _split(kernels.outer_pieces, kernels.outer_merge, buf, p, out, tok, plan.nout * chunks,
-                  (block, chunks), units * chunks, (block, chunks, tok), units)
+                  (block, chunks, block_task(buf, p, tok)), units * chunks, (block, chunks, tok),
+                  units)

@@ -247,7 +247,7 @@ def _remember(a, axis, keepdims, plan, entry, rd):
         buf = flat(a)
         viewed = False  # the span is in the storage dtype already
     args = (buf, plan.params, np.empty(plan.nout, part), tok)
-    kernel, extra = launch.serial_kernel(plan)
+    kernel, extra = launch.serial_kernel(plan, buf, tok)
     kern = _compiled(kernel, args + extra)
     if entry.pairs:
         kern = _parts_kernel(kern, plan, entry)
