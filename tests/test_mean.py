@@ -1148,13 +1148,13 @@ def _unaligned(x):
 
 
 @pytest.mark.parametrize("name", ["float32", "float64", "int32", "uint8", "int64", "bool",
-                                  "complex64", "complex128"])
+                                  "float16", "bfloat16", "complex64", "complex128"])
 @pytest.mark.parametrize("shape, axis", [((8, 8), None), ((8, 8), 1), ((64, 128), 0),
                                          ((3, 4, 5), 1), ((1,), None), ((300,), 0)])
 def test_repeated_small_calls_follow_each_input(name, shape, axis):
     # Small calls are memoised after the first: every later array of the same
     # shape and dtype, whatever its flags, must still get its own mean.
-    dt = np.dtype(name)
+    dt = resolve(name)
     rng = np.random.default_rng(zlib.crc32(f"{name}{shape}{axis}".encode()))
     first = make_data(dt, shape, rng)
     check_call(first, axis=axis)
@@ -1165,8 +1165,32 @@ def test_repeated_small_calls_follow_each_input(name, shape, axis):
     reversed_ = make_data(dt, shape, rng)[::-1]  # same shape, not C-contiguous
     for a in (second, readonly, _unaligned(make_data(dt, shape, rng)), swapped, reversed_,
               first * 0 + second):
+        if is_bf16(dt) and a is swapped:
+            # ml_dtypes' byte-swapped bfloat16 is a void type to numpy, which
+            # is what reducemean hands it to; check_call's exact reference
+            # reads bfloat16 in native order only
+            continue
         check_call(a, axis=axis)
         check_call(a, axis=axis)
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_repeated_small_16bit_calls_take_the_memoised_path(name):
+    # float16 and bfloat16 results are written as their bits by the kernel;
+    # the memoised call views the result so too (numpy_api._bits_kernel).
+    from reducemean import numerics, numpy_api
+
+    if name == "float16" and not numerics.F16C:
+        pytest.skip("float16 results are rounded from float32 without F16C: not memoised")
+    dt = resolve(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    shapes = [(6, 10), (6, 10), (7, 3, 5), (7, 3, 5)]
+    for shape, axis in [(s, ax) for s in shapes for ax in (None, 0, -1)]:
+        a = make_data(dt, shape, rng)
+        check_call(a, axis=axis)
+        check_call(a[::-1], axis=axis)  # a view: its span, in the storage dtype
+    keys = {(k[0], k[-3]) for k in numpy_api._DIRECT if k[-3] == dt}
+    assert {(6, 10), (7, 3, 5)} <= {shape for shape, _ in keys}
 
 
 @pytest.mark.parametrize("name", ["float32", "float64", "int32", "bool", "float16", "bfloat16",

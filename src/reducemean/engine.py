@@ -63,8 +63,7 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
     rounded = False
     if rd == _F8 or rd == _F4 or rd.kind in "iu":
         target = result.reshape(-1)
-    elif rd == entry.dtype and (entry.token is BF16 or (entry.token is HALF and F16C)):
-        # float16/bfloat16 kept in its own type: the kernel writes the bits
+    elif writes_bits(rd, entry):
         target = result.reshape(-1).view(np.uint16)
     elif rd.kind == "c":
         target = result.reshape(-1).view(_F4 if rd.itemsize == 8 else _F8)
@@ -81,6 +80,16 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
         # they are narrowed (complex128 into complex64), which can overflow.
         complex_nonfinite_as_numpy(result)
     return result
+
+
+def writes_bits(rd, entry):
+    """Whether the kernels write a ``rd`` result's bits themselves (as uint16).
+
+    A float16 or bfloat16 mean kept in its input's own type: one rounding
+    from the float64 mean, in the kernel's store.  Without F16C a float16
+    result is rounded from float32 means instead (see reduce_into).
+    """
+    return rd == entry.dtype and (entry.token is BF16 or (entry.token is HALF and F16C))
 
 
 def run(plan, buf, out, tok, entry):
@@ -147,5 +156,5 @@ def supported_result(dtype, entry):
 
 __all__ = [
     "native", "storage_view", "get_plan", "reduce_into", "run", "redo_out_of_range", "out_of_range",
-    "supported_result", "entry_for",
+    "supported_result", "entry_for", "writes_bits",
 ]

@@ -11,7 +11,7 @@ from . import fold, launch, states
 from .dispatch import entry_for
 from .engine import (
     EMPTY_SLICE, complex_nonfinite_as_numpy, get_plan, native, out_of_range, redo_out_of_range,
-    reduce_into, supported_result,
+    reduce_into, supported_result, writes_bits,
 )
 from .numerics import scaled_token
 from .plan import normalize_axis
@@ -25,10 +25,12 @@ _AXES: dict = {}
 # flat buffer (True: the input is; False: ravel it; else a function),
 # plan, dispatch entry).  Only None, plain ints and tuples of plain ints are
 # axis keys (1.0 == 1 and True == 1 as dict keys, and numpy refuses float
-# axes), and only inputs with float32/float64 results or complex inputs with
-# their own complex results.  C-contiguous inputs that are not their own
-# storage dtype (bool, complex) reach the kernel through a wrapper that
-# views them as their storage (_storage_kernel, _parts_kernel).
+# axes), and only inputs with float32/float64 results, float16/bfloat16
+# inputs whose kernels write their results' bits (engine.writes_bits), or
+# complex inputs with their own complex results.  C-contiguous inputs that
+# are not their own storage dtype (bool, float16, bfloat16, complex) reach
+# the kernel through a wrapper that views them as their storage
+# (_storage_kernel, _parts_kernel); a 16-bit result is viewed as its bits.
 # The key holds the array's flag bits rather than its strides: C-contiguity
 # fixes the strides that matter, and the ALIGNED bit keeps an unaligned array
 # off a kernel compiled for aligned ones, since the kernel is called through
@@ -39,6 +41,7 @@ _DIRECT: dict = {}
 _C_CONTIGUOUS = 1  # numpy's NPY_ARRAY_C_CONTIGUOUS flag bit
 _DIRECT_MAX = 4096
 _DIRECT_DTYPES = frozenset([np.dtype(np.float32), np.dtype(np.float64)])
+_U16 = np.dtype(np.uint16)
 # module globals: one lookup each on the memoised path
 _ndarray = np.ndarray
 _empty = np.empty
@@ -178,7 +181,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         and not fold.applies(plan)
         and plan.count
         and plan.nout
-        and (entry.pairs or rd in _DIRECT_DTYPES)  # (dtype=None: complex keeps its own)
+        # (dtype=None: complex keeps its own, 16-bit floats theirs)
+        and (entry.pairs or rd in _DIRECT_DTYPES or writes_bits(rd, entry))
     ):
         _remember(a, axis, keepdims, plan, entry, rd)
     if res.ndim == 0:
@@ -235,7 +239,8 @@ def _remember(a, axis, keepdims, plan, entry, rd):
     if shape == (nout,):
         shape = True
     tok = launch.plan_token(plan, entry.token_for(rd), entry.storage)
-    part = entry.storage if entry.pairs else rd
+    bits = rd.itemsize == 2  # a float16/bfloat16 result, written as its bits
+    part = entry.storage if entry.pairs or bits else rd
     viewed = entry.storage != a.dtype  # bool as uint8, complex as float pairs
     if a.flags.c_contiguous:
         key = (a.shape, a.flags.num, a.dtype, axis, keepdims)
@@ -251,6 +256,8 @@ def _remember(a, axis, keepdims, plan, entry, rd):
     kern = _compiled(kernel, args + extra)
     if entry.pairs:
         kern = _parts_kernel(kern, plan, entry)
+    elif bits:
+        kern = _bits_kernel(kern, entry.storage if viewed else None)
     elif viewed:
         kern = _storage_kernel(kern, entry.storage)
     _DIRECT[key] = (kern, plan.params, extra, nout, tok, rd, shape, flat, plan, entry)
@@ -274,6 +281,21 @@ def _storage_kernel(kern, storage):
         return kern(buf.reshape(-1).view(storage), p, out, tok, *extra)
 
     return viewed
+
+
+def _bits_kernel(kern, storage):
+    """``kern`` writing a 16-bit result through its bits, reading ``storage`` (None: as given)."""
+    if storage is None:  # a view's span is in the storage dtype already
+
+        def bits(buf, p, out, tok, *extra):
+            return kern(buf, p, out.view(_U16), tok, *extra)
+
+        return bits
+
+    def viewed_bits(buf, p, out, tok, *extra):
+        return kern(buf.reshape(-1).view(storage), p, out.view(_U16), tok, *extra)
+
+    return viewed_bits
 
 
 def _parts_kernel(kern, plan, entry):
