@@ -1,5 +1,6 @@
 """When kernels run in parallel, and that doing so is safe on every threading layer."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -370,6 +371,32 @@ def test_tall_narrow_columns_past_l2_read_eight_spread_rows_a_pass(spy):
         got = reducemean.mean(a, axis=0)
     assert spy[-1] == "outer_serial"
     assert np.array_equal(got, a.astype(np.int64).sum(axis=0) / a.shape[0])
+
+
+def test_wide_rows_end_to_end_read_eight_spread_rows_a_pass():
+    # Whole rows under SPREAD_ROW bytes that lie end to end (NCHW over axis
+    # 1, a tall 2-D input; serial, in tasks and in pieces) are read eight a
+    # pass, each from its own eighth of the block; float64, and rows too
+    # long, strided or apart, eight adjacent rows a pass.  Every column
+    # against its exact sum.
+    rng = np.random.default_rng(9)
+    dtypes = [np.float16, np.float32, np.int32, np.int8, np.float64] + (
+        [BFLOAT16] if BFLOAT16 is not None else [])
+    cases = [((3, 8 * 37 + 5, 1000), 1), ((8 * 523 + 7, 1100), 0), ((5, 64, 2048), 1),
+             ((2, 8 * 9 + 1, 9000), 1), ((8 * 40 + 3, 2100), 0)]
+    for shape, axis in cases:
+        for dt in dtypes:
+            a = rng.integers(-100, 100, shape).astype(dt)
+            for x, ax in ((a, axis), (a[..., ::-1], axis), (a[..., :-50], axis)):
+                sums = x.astype(np.int64).sum(axis=ax).ravel()
+                n = x.shape[ax]
+                for serial in (False, True):
+                    with launch.serial_only() if serial else contextlib.nullcontext():
+                        got = reducemean.mean(x, axis=ax)
+                    worst = max(ulp_distance(g, Fraction(int(s), n), got.dtype)
+                                for g, s in zip(got.ravel()[::7], sums[::7]))
+                    assert worst <= (0.5 if dt in (np.int32, np.int8) else 1), (
+                        shape, dt, x.strides, serial, worst)
 
 
 def test_16bit_rows_under_2_kib_take_the_narrow_row_loops():
