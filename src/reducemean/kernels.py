@@ -682,31 +682,31 @@ def outer_pieces(buf, p, pa, pb, tok, block, chunks, blk, lo, hi):
 
 @njit(**_HELPER)
 def outer_merge(pa, pb, out, p, block, chunks, tok, lo, hi):
-    """Units [lo, hi): merge their columns' partial states (see outer_pieces), store the means."""
+    """Units [lo, hi): merge their columns' partial states (see outer_pieces), store the means.
+
+    One function, not a helper per unit: a helper is a library of its own
+    that Numba optimises and emits again here (a cold process whose first
+    call is a float64 column split ran 2.5% fewer instructions).
+    """
     ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
+    nout = p[4]
     bad = 0
     for u in range(lo, hi):
-        bad += _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, block, tok)
+        ko = u // nblocks
+        j0 = (u - ko * nblocks) * block
+        width = min(block, ncols - j0)
+        src, oo = _kept_offsets(p, ko, True)
+        i0 = ko * ncols + j0
+        for i in range(i0, i0 + width):  # into the first piece's states
+            a = pa[i]
+            b = pb[i]
+            for c in range(1, chunks):
+                a, b = merge(a, b, pa[c * nout + i], pb[c * nout + i], tok)
+            pa[i] = a
+            pb[i] = b
+        bad += store_block(out, oo + j0 * ostep, ostep, pa[i0:i0 + width], pb[i0:i0 + width],
+                           p[1], tok)
     return bad
-
-
-@njit(**_HELPER)
-def _outer_merge_store(pa, pb, out, p, u, chunks, nblocks, ncols, ostep, block, tok):
-    u = np.int64(u)
-    nout = p[4]
-    ko = u // nblocks
-    j0 = (u - ko * nblocks) * block
-    width = min(block, ncols - j0)
-    src, oo = _kept_offsets(p, ko, True)
-    i0 = ko * ncols + j0
-    for i in range(i0, i0 + width):  # into the first piece's states
-        a = pa[i]
-        b = pb[i]
-        for c in range(1, chunks):
-            a, b = merge(a, b, pa[c * nout + i], pb[c * nout + i], tok)
-        pa[i] = a
-        pb[i] = b
-    return store_block(out, oo + j0 * ostep, ostep, pa[i0:i0 + width], pb[i0:i0 + width], p[1], tok)
 
 
 @njit(**_JIT)
