@@ -399,6 +399,37 @@ def test_wide_rows_end_to_end_read_eight_spread_rows_a_pass():
                         shape, dt, x.strides, serial, worst)
 
 
+def test_every_second_column_is_summed_as_the_columns_it_spans():
+    # [..., ::2] views over their rows: types other than 16-bit sum every
+    # column the view spans and keep every second state (kernels._run_block),
+    # serially, in tasks and in pieces, in blocks of MAX_BLOCK columns and a
+    # last narrower one.  Every column against its exact sum; int64 values
+    # near 2**62, whose sums only the exact states hold.
+    rng = np.random.default_rng(10)
+    wide = 2 * kernels.MAX_BLOCK + 6  # three blocks of view columns
+    cases = [((8 * 40 + 3, 2 * 700 + 1), (np.s_[:, ::2], np.s_[:, 1::2]), 0),
+             ((5, 8 * 11 + 2, 130), (np.s_[..., ::2], np.s_[:, :, 1:-1:2]), 1),
+             ((21, wide), (np.s_[:, ::2],), 0),
+             ((600, 1200), (np.s_[:, ::2],), 0)]
+    for shape, views, axis in cases:
+        for dt in (np.float32, np.float64, np.int32, np.int64, np.uint8):
+            if dt == np.int64:
+                a = rng.integers(-(1 << 62), 1 << 62, shape, dtype=np.int64)
+            else:
+                a = rng.integers(0 if dt == np.uint8 else -100, 100, shape).astype(dt)
+            for sl in views:
+                x = a[sl]
+                n = x.shape[axis]
+                sums = [sum(int(v) for v in col) for col in
+                        np.moveaxis(x, axis, -1).reshape(-1, n)[::5]]
+                for serial in (False, True):
+                    with launch.serial_only() if serial else contextlib.nullcontext():
+                        got = reducemean.mean(x, axis=axis)
+                    worst = max(ulp_distance(g, Fraction(s_, n), got.dtype)
+                                for g, s_ in zip(got.ravel()[::5], sums))
+                    assert worst <= (1 if dt == np.float32 else 0.5), (shape, sl, dt, serial)
+
+
 def test_16bit_rows_under_2_kib_take_the_narrow_row_loops():
     # 768 float16 values a row (1.5 KiB): a tall block takes the eight
     # spread rows a pass; NHWC-like blocks (many units) one row at a time.
