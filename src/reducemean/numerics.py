@@ -1177,8 +1177,10 @@ def run_token(tok, step):
     needs.  Rank 2: contiguous runs, no strided loop (the float64 one was a
     third of a first float64 call's compile).  Rank 3: every second value
     (a ``[..., ::2]`` view), the vector loops :func:`_sum_step2` and
-    :func:`_f64_lanes8_step2` for runs, or constant-stride column loops
-    (:func:`step2_columns`), which no other kernel compiles.  Other steps,
+    :func:`_f64_lanes8_step2` for runs, or for columns the constant-stride
+    loops of 16-bit types (:func:`step2_columns`) and the other types' sum
+    of every column spanned (:func:`superset_columns`), which no other
+    kernel compiles.  Other steps,
     scaled and exact reads keep ``tok`` (rank 1, any stride).
     """
     return _RUN_TOKENS.get((id(tok), step), tok)
