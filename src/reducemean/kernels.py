@@ -582,13 +582,13 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
     keep_a, keep_b, keep_width = sa, sb, width
     sa, sb, width, step = superset_columns(sa, sb, width, step, buf, tok)
     nr = p[3]
+    rs = p[6 + 3 * p[2]] if nr == 1 else 0  # the row stride of one reduced dim
     q = adv = 1
     passes = 0
     nbytes = (hi - lo) * width * buf.itemsize
     if width >= (2 * NARROW if is_16bit(buf) else NARROW):
         passes = (hi - lo) // 8
-        if (buf.itemsize <= 4 and step == 1 and nr == 1 and p[6 + 3 * p[2]] == width
-                and width * buf.itemsize < SPREAD_ROW):
+        if buf.itemsize <= 4 and step == 1 and rs == width and width * buf.itemsize < SPREAD_ROW:
             q = passes
         else:
             adv = 8
@@ -627,7 +627,6 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
     # 1.0-1.2x at 256 channels and 1.2-2x at 64.  The passes above keep
     # their calls, eight rows' worth each: inlined there too, the first
     # cold column call compiled 3.3% more instructions (this, 1.0%).
-    rs = p[6 + 3 * p[2]] if nr == 1 else 0
     while f < hi:
         row = off + (f * rs if nr == 1 else _reduced_offset(p, f, nr))
         if step == 2 and step2_columns(buf, tok):

@@ -268,6 +268,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
     ncols = plan.kept[-1][0]
     block = block_width(ncols)
     units = column_units(plan, block)
+    blk = block_task(buf, p, tok)
     if units < threads and ncols >= threads * kernels.NARROW and (
             plan.work * buf.itemsize <= COLUMN_SPLIT_MAX):
         # Too few blocks for the threads: one block of columns per thread
@@ -275,13 +276,10 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         # and merge on one thread; blocks stay at least NARROW wide.
         block = -(-ncols // threads)
         units = column_units(plan, block)
-        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block,
-                       block_task(buf, p, tok))
+        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block, blk)
     chunks = _chunks(units, threads, plan.count)
     if chunks == 1:
-        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block,
-                       block_task(buf, p, tok))
+        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block, blk)
     # serial merge: _chunks leaves at least eight rows per piece to merge
     return _split(kernels.outer_pieces, kernels.outer_merge, buf, p, out, tok, plan.nout * chunks,
-                  (block, chunks, block_task(buf, p, tok)), units * chunks, (block, chunks, tok),
-                  units)
+                  (block, chunks, blk), units * chunks, (block, chunks, tok), units)
