@@ -401,15 +401,17 @@ def test_wide_rows_end_to_end_read_eight_spread_rows_a_pass():
 
 def test_every_second_column_is_summed_as_the_columns_it_spans():
     # [..., ::2] views over their rows: types other than 16-bit sum every
-    # column the view spans and keep every second state (kernels._run_block),
+    # column the view spans and keep every second state (kernels.outer_block),
     # serially, in tasks and in pieces, in blocks of MAX_BLOCK columns and a
-    # last narrower one.  Every column against its exact sum; int64 values
-    # near 2**62, whose sums only the exact states hold.
+    # last narrower one, down to a last block of one column.  Every fifth
+    # column and the last against their exact sums; int64 values near 2**62,
+    # whose sums only the exact states hold.
     rng = np.random.default_rng(10)
     wide = 2 * kernels.MAX_BLOCK + 6  # three blocks of view columns
     cases = [((8 * 40 + 3, 2 * 700 + 1), (np.s_[:, ::2], np.s_[:, 1::2]), 0),
              ((5, 8 * 11 + 2, 130), (np.s_[..., ::2], np.s_[:, :, 1:-1:2]), 1),
              ((21, wide), (np.s_[:, ::2],), 0),
+             ((21, 2 * kernels.MAX_BLOCK + 2), (np.s_[:, ::2],), 0),  # a last block of one
              ((600, 1200), (np.s_[:, ::2],), 0)]
     for shape, views, axis in cases:
         for dt in (np.float32, np.float64, np.int32, np.int64, np.uint8):
@@ -420,13 +422,14 @@ def test_every_second_column_is_summed_as_the_columns_it_spans():
             for sl in views:
                 x = a[sl]
                 n = x.shape[axis]
-                sums = [sum(int(v) for v in col) for col in
-                        np.moveaxis(x, axis, -1).reshape(-1, n)[::5]]
+                cols = np.moveaxis(x, axis, -1).reshape(-1, n)
+                pick = list(range(0, len(cols), 5)) + [len(cols) - 1]
+                sums = [sum(int(v) for v in cols[i]) for i in pick]
                 for serial in (False, True):
                     with launch.serial_only() if serial else contextlib.nullcontext():
-                        got = reducemean.mean(x, axis=axis)
-                    worst = max(ulp_distance(g, Fraction(s_, n), got.dtype)
-                                for g, s_ in zip(got.ravel()[::5], sums))
+                        got = reducemean.mean(x, axis=axis).ravel()
+                    worst = max(ulp_distance(got[i], Fraction(s_, n), got.dtype)
+                                for i, s_ in zip(pick, sums))
                     assert worst <= (1 if dt == np.float32 else 0.5), (shape, sl, dt, serial)
 
 

@@ -579,7 +579,7 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
     superset from memory.  The first cold column call of any plan compiles
     3% more instructions for this.
     """
-    keep_a, keep_b, keep_width = sa, sb, width
+    keep_a, keep_b, keep_width, keep_step = sa, sb, width, step
     sa, sb, width, step = superset_columns(sa, sb, width, step, buf, tok)
     nr = p[3]
     rs = p[6 + 3 * p[2]] if nr == 1 else 0  # the row stride of one reduced dim
@@ -636,7 +636,9 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
             for j in range(width):
                 col_add(sa, sb, j, buf, np.uint64(row + j * step), tok)
         f += 1
-    if width != keep_width:  # every second state is the view's (callers' states are zero)
+    # The superset's unit step, not its width, marks it: a last block of
+    # one column spans one column.
+    if step != keep_step:  # every second state is the view's (callers' states are zero)
         for j in range(keep_width):
             keep_a[j] = sa[2 * j]
             keep_b[j] = sb[2 * j]
