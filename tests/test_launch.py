@@ -433,6 +433,41 @@ def test_every_second_column_is_summed_as_the_columns_it_spans():
                     assert worst <= (1 if dt == np.float32 else 0.5), (shape, sl, dt, serial)
 
 
+def test_every_second_complex_column_is_summed_as_the_columns_it_spans():
+    # [..., ::2] views of complex values over their rows: one kept dim of
+    # both parts (plan run_step 4), summed as the contiguous storage columns
+    # the pairs span, the first two states of every four kept.  Serially and
+    # in tasks: a block of columns per thread over an odd number of complex
+    # columns (the block must not split a pair), blocks of MAX_BLOCK and a
+    # last block of one complex column, 3-D views, odd offsets.  Every fifth
+    # column and the last, both parts, against exact sums.
+    rng = np.random.default_rng(11)
+    cases = [((160, 2 * 1025), (np.s_[:, ::2],), 0),
+             ((21, 2 * (kernels.MAX_BLOCK // 2 + 1)), (np.s_[:, ::2],), 0),
+             ((8 * 40 + 3, 2 * 300 + 1), (np.s_[:, ::2], np.s_[:, 1::2]), 0),
+             ((5, 8 * 11 + 2, 26), (np.s_[..., ::2], np.s_[:, :, 1:-1:2]), 1)]
+    for shape, views, axis in cases:
+        for dt in (np.complex64, np.complex128):
+            a = (rng.integers(-100, 100, shape) + 1j * rng.integers(-100, 100, shape)).astype(dt)
+            for sl in views:
+                x = a[sl]
+                assert plan_for(x.shape, x.strides, x.itemsize, (axis,), False,
+                                True).run_step == 4
+                n = x.shape[axis]
+                cols = np.moveaxis(x, axis, -1).reshape(-1, n)
+                pick = list(range(0, len(cols), 5)) + [len(cols) - 1]
+                sums = [(sum(int(v.real) for v in cols[i]), sum(int(v.imag) for v in cols[i]))
+                        for i in pick]
+                part = x.real.dtype
+                for serial in (False, True):
+                    with launch.serial_only() if serial else contextlib.nullcontext():
+                        got = reducemean.mean(x, axis=axis).ravel()
+                    worst = max(max(ulp_distance(got[i].real, Fraction(re, n), part),
+                                    ulp_distance(got[i].imag, Fraction(im, n), part))
+                                for i, (re, im) in zip(pick, sums))
+                    assert worst <= (1 if part == np.float32 else 0.5), (shape, sl, dt, serial)
+
+
 def test_16bit_rows_under_2_kib_take_the_narrow_row_loops():
     # 768 float16 values a row (1.5 KiB): a tall block takes the eight
     # spread rows a pass; NHWC-like blocks (many units) one row at a time.

@@ -151,13 +151,29 @@ def test_only_contiguous_short_rows_take_the_short_family(view, family):
 
 
 def test_strided_complex_columns_put_the_part_dimension_outermost():
-    # [:, ::2] over axis 0: the part cannot merge with the strided columns;
+    # [:, ::3] over axis 0: the part cannot merge with the strided columns;
     # innermost it would make the column blocks two outputs wide
-    p = _plan(np.empty((6, 10), np.complex128)[:, ::2], 0, pairs=True)
+    p = _plan(np.empty((6, 15), np.complex128)[:, ::3], 0, pairs=True)
     assert p.family == "outer"
-    assert p.kept == ((2, 1, 1), (5, 4, 2))
+    assert p.kept == ((2, 1, 1), (5, 6, 2))
+    assert p.run_step == 0
     # contiguous complex columns merge the part into the columns as before
     assert _plan(np.empty((6, 10), np.complex128), 0, pairs=True).kept == ((20, 1, 1),)
+
+
+@pytest.mark.parametrize("shape, view, axes, kept", [
+    ((6, 10), np.s_[:, ::2], 0, ((10, 2, 1),)),
+    ((6, 11), np.s_[:, 1::2], 0, ((10, 2, 1),)),
+    ((3, 6, 10), np.s_[..., ::2], 1, ((3, 120, 10), (10, 2, 1))),
+    ((6, 10), np.s_[:, ::2], (), ((60, 2, 1),)),  # rows merge: nothing reduced
+])
+def test_every_second_complex_column_is_one_kept_dim_of_both_parts(shape, view, axes, kept):
+    # storage columns 0, 1, 4, 5, ...: 2n of them, written one after another;
+    # run_step 4 sends them to the column loop's superset (kernels.outer_block)
+    p = _plan(np.empty(shape, np.complex64)[view], axes, pairs=True)
+    assert p.family == "outer"
+    assert p.kept == kept
+    assert p.run_step == 4
 
 
 def test_strides_that_are_not_whole_elements_have_no_plan():

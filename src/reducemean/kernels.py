@@ -54,8 +54,7 @@ from .cacheload import adopt
 from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts,
     run_parts_step2, run_sum, short_exact, state_arrays, step2_columns, store, store_block,
-    superset_columns,
-    store_short, wide_int_states, zero_state,
+    store_short, superset_columns, wide_int_states, zero_state,
 )
 from .tasks import call_task
 
@@ -578,9 +577,15 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
     (numerics.step2_columns), which read 1.1-1.25x faster than the
     superset from memory.  The first cold column call of any plan compiles
     3% more instructions for this.
+    Every second complex column (plan run_step 4: both parts of each, at
+    storage columns 0, 1, 4, 5, ...) is summed the same way, as the 2 *
+    width - 2 columns the pairs span, the first two states of every four
+    kept (numerics.superset_columns).  Before, each part was a block of its
+    own, read with a stride of four: complex128 (256, 512)[:, ::2] over
+    axis 0 2.6x faster, complex64 1.9x; from memory 1.8-2.2x.
     """
     keep_a, keep_b, keep_width, keep_step = sa, sb, width, step
-    sa, sb, width, step = superset_columns(sa, sb, width, step, buf, tok)
+    sa, sb, width, step, pairs = superset_columns(sa, sb, width, step, buf, tok)
     nr = p[3]
     rs = p[6 + 3 * p[2]] if nr == 1 else 0  # the row stride of one reduced dim
     q = adv = 1
@@ -640,8 +645,9 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
     # one column spans one column.
     if step != keep_step:  # every second state is the view's (callers' states are zero)
         for j in range(keep_width):
-            keep_a[j] = sa[2 * j]
-            keep_b[j] = sb[2 * j]
+            k = 2 * j - (j & pairs)
+            keep_a[j] = sa[k]
+            keep_b[j] = sb[k]
     return _ZERO
 
 

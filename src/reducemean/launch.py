@@ -275,6 +275,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         # rather than pieces of the rows, so no partial states to allocate
         # and merge on one thread; blocks stay at least NARROW wide.
         block = -(-ncols // threads)
+        block += block & (plan.run_step == 4)  # both parts of a complex column in one block
         units = column_units(plan, block)
         return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block, blk)
     chunks = _chunks(units, threads, plan.count)

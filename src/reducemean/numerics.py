@@ -1180,8 +1180,9 @@ def run_token(tok, step):
     :func:`_f64_lanes8_step2` for runs, or for columns the constant-stride
     loops of 16-bit types (:func:`step2_columns`) and the other types' sum
     of every column spanned (:func:`superset_columns`), which no other
-    kernel compiles.  Other steps,
-    scaled and exact reads keep ``tok`` (rank 1, any stride).
+    kernel compiles.  Rank 4: every second complex column, both parts
+    (``step`` 4, a column loop only), summed as the columns the pairs span.
+    Other steps, scaled and exact reads keep ``tok`` (rank 1, any stride).
     """
     return _RUN_TOKENS.get((id(tok), step), tok)
 
@@ -1189,7 +1190,7 @@ def run_token(tok, step):
 _RUN_TOKENS = {
     (id(t), step): np.empty((0,) * rank, t.dtype) if t.flags.writeable
     else _read_only(np.empty((0,) * rank, t.dtype))
-    for t in (NATIVE, HALF, BF16, NATIVE_SMALL) for step, rank in ((1, 2), (2, 3))
+    for t in (NATIVE, HALF, BF16, NATIVE_SMALL) for step, rank in ((1, 2), (2, 3), (4, 4))
 }
 
 
@@ -1223,11 +1224,15 @@ def _step2_columns(buf, tok):
 
 
 def superset_columns(sa, sb, width, step, buf, tok):
-    """``(sa, sb, width, step)`` for the column loop of a plan of every second column.
+    """``(sa, sb, width, step, pairs)`` for the column loop of a plan of every second column.
 
     For a step-2 plan (a rank-3 token, see run_token) of types other than
     16-bit: zeroed states for the ``2 * width - 1`` contiguous columns the
-    plan spans, that width and a unit step (see kernels.outer_block).
+    plan spans, that width and a unit step (see kernels.outer_block); column
+    ``j`` of the view is state ``2 * j``.  For every second complex column
+    (a rank-4 token: ``width`` storage columns, both parts of each, step 2
+    between pairs) the ``2 * width - 2`` columns the pairs span, ``pairs``
+    1: column ``j`` is state ``2 * j - (j & 1)`` (0, 1, 4, 5, ...).
     Otherwise the arguments themselves, decided at compile time, so no
     other kernel compiles the allocation (a cold float64 column split,
     whose kernels allocate no states of their own, ran 1.2 G instructions
@@ -1237,15 +1242,16 @@ def superset_columns(sa, sb, width, step, buf, tok):
 
 @overload(superset_columns, jit_options=_OVERLOAD_OPTS)
 def _superset_columns(sa, sb, width, step, buf, tok):
-    if not (tok.ndim == 3 and buf.dtype.bitwidth != 16):
-        return lambda sa, sb, width, step, buf, tok: (sa, sb, width, step)
+    if not (tok.ndim in (3, 4) and buf.dtype.bitwidth != 16):
+        return lambda sa, sb, width, step, buf, tok: (sa, sb, width, step, 0)
+    pairs = int(tok.ndim == 4)
 
     def impl(sa, sb, width, step, buf, tok):
         if step != 2:
-            return sa, sb, width, step
-        wide = 2 * width - 1
+            return sa, sb, width, step, pairs
+        wide = 2 * width - 1 - pairs
         ta, tb = state_arrays(wide, buf, tok)
-        return ta, tb, wide, np.int64(1)
+        return ta, tb, wide, np.int64(1), pairs
 
     return impl
 

@@ -60,7 +60,9 @@ class Plan:
     base: int  #: offset of the array's first element from the lowest address
     params: np.ndarray  #: the packed form the kernels read (read-only)
     folded: bool  #: narrow contiguous columns, summed by reducemean.fold
-    run_step: int  #: stride of inner runs (1, or 2 either way) or outer columns (2); else 0
+    #: stride of inner runs (1, or 2 either way) or outer columns (2); 4 for
+    #: every second complex column (both parts); else 0
+    run_step: int
 
     @property
     def work(self) -> int:
@@ -141,6 +143,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
     pattern = _PATTERNS.get(seq, "general")
     kept = tuple(t for t in merged if t[2] is not None)
     reduced = tuple((e, s) for e, s, o in merged if o is None)
+    pair_columns = False
     if seq.endswith("K"):
         family = "outer"
         if not reduced:  # nothing to reduce (axis=() or length-1 axes): one row
@@ -151,11 +154,21 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
             # whole array, ...): runs of values, summed for both parts
             family = "parts"
         elif pairs and seq.endswith("KK") and merged[-1] == (2, 1, 1):
-            # complex columns of strided values ([:, ::2] over axis 0): as
-            # the innermost kept dim the part would make blocks two outputs
-            # wide, each unit a walk over every row; outermost, each part
-            # is one block of columns
-            kept = (kept[-1],) + kept[:-1]
+            if kept[-2][1:] == (4, 2):
+                # every second complex column ([:, ::2] over axis 0): one
+                # dim of both parts of each, 2n storage columns whose
+                # offsets (0, 1, 4, 5, ...) no stride gives, so only the
+                # column loop's superset of the contiguous columns they
+                # span walks it (run_step 4, see kernels.outer_block)
+                e = kept[-2][0]
+                kept = kept[:-2] + ((2 * e, 2, 1),)
+                pair_columns = True
+            else:
+                # other strided complex columns: as the innermost kept dim
+                # the part would make blocks two outputs wide, each unit a
+                # walk over every row; outermost, each part is one block of
+                # columns
+                kept = (kept[-1],) + kept[:-1]
     else:
         family = "inner"
         if not reduced:  # a single element
@@ -180,7 +193,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
     run = reduced[-1][1] if family in ("inner", "short") else 0
     run_step = 1 if run == 1 else 2 if abs(run) == 2 else 0
     if family == "outer" and kept[-1][1] == 2:  # columns of every second value
-        run_step = 2
+        run_step = 4 if pair_columns else 2
     return Plan(
         pattern, family, kept, reduced, count, nout, out_shape, span, base, params, folded,
         run_step,
