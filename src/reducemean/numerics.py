@@ -298,9 +298,51 @@ def _state_arrays(n, buf, tok):
     dt = _state_dtype(buf, tok)
 
     def impl(n, buf, tok):
-        return np.zeros(n, dt), np.zeros(n, dt)
+        return _zeroed(n, dt), _zeroed(n, dt)
 
     return impl
+
+
+@intrinsic
+def _zeroed(typingctx, n, kind):
+    """A new zeroed C array of ``n`` values of the scalar class ``kind``, lowered in place.
+
+    ``np.zeros`` compiles a chain of functions of Numba's own (np.empty,
+    the allocator, the fill), each with an environment named after
+    ``numba.np.arrayobj``: a process that loads a column kernel from the
+    disk cache then imports that module (and its string and hashing
+    modules, about 30 ms) only to rebuild those environments, and a cold
+    process compiles the chain.  Here the NRT allocation and the memset
+    are emitted in the caller.  A failed allocation raises MemoryError.
+    """
+    if not isinstance(kind, types.NumberClass) or not isinstance(n, types.Integer):
+        return None
+    arrty = types.Array(kind.instance_type, 1, "C")
+
+    def codegen(context, builder, sig, args):
+        from numba.core.imputils import impl_ret_new_ref
+        from numba.np.arrayobj import make_array, populate_array
+
+        intp = context.get_value_type(types.intp)
+        count = context.cast(builder, args[0], sig.args[0], types.intp)
+        itemsize = context.get_abi_sizeof(context.get_data_type(arrty.dtype))
+        size = builder.mul(count, ir.Constant(intp, itemsize))
+        align = context.get_preferred_array_alignment(arrty.dtype)
+        meminfo = context.nrt.meminfo_alloc_aligned(builder, size, align)
+        with builder.if_then(cgutils.is_null(builder, meminfo), likely=False):
+            context.call_conv.return_user_exc(
+                builder, MemoryError, ("cannot allocate the column states",))
+        data = context.nrt.meminfo_data(builder, meminfo)
+        cgutils.memset(builder, data, size, 0)
+        ary = make_array(arrty)(context, builder)
+        populate_array(ary,
+                       data=builder.bitcast(data, context.get_data_type(arrty.dtype).as_pointer()),
+                       shape=cgutils.pack_array(builder, [count], ty=intp),
+                       strides=cgutils.pack_array(builder, [ir.Constant(intp, itemsize)], ty=intp),
+                       itemsize=ir.Constant(intp, itemsize), meminfo=meminfo)
+        return impl_ret_new_ref(context, builder, arrty, ary._getvalue())
+
+    return arrty(n, kind), codegen
 
 
 @register_jitable
