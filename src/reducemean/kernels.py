@@ -643,7 +643,7 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
         f += 1
     # The superset's unit step, not its width, marks it: a last block of
     # one column spans one column.
-    if step != keep_step:  # every second state is the view's (callers' states are zero)
+    if step != keep_step:  # the view's states to the callers' (which are zero)
         for j in range(keep_width):
             k = 2 * j - (j & pairs)
             keep_a[j] = sa[k]
