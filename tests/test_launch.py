@@ -468,6 +468,46 @@ def test_every_second_complex_column_is_summed_as_the_columns_it_spans():
                     assert worst <= (1 if part == np.float32 else 0.5), (shape, sl, dt, serial)
 
 
+def _within_one_ulp(got, exact_sums, n):
+    """Every output of ``got`` within an ulp of ``exact_sums / n`` (float64 division: exact enough)."""
+    want = exact_sums / n
+    if np.iscomplexobj(got):
+        return (_within_one_ulp(got.real, exact_sums.real, n)
+                and _within_one_ulp(got.imag, exact_sums.imag, n))
+    if got.dtype == np.float64:
+        return np.array_equal(got, want)  # an exact sum divided once: correctly rounded
+    return bool(np.all(np.abs(got.astype(np.float64) - want)
+                       <= np.spacing(np.abs(got)).astype(np.float64)))
+
+
+@pytest.mark.timeout(600)
+def test_column_blocks_at_their_boundaries_keep_every_column():
+    # Widths about a multiple of MAX_BLOCK (a last block of one, a single
+    # full block, one column short), contiguous, every second column and
+    # every second complex column, serially, a block per thread (21 rows)
+    # and pieces of rows (8 * 40 + 3 rows, past COLUMN_SPLIT_MAX): every
+    # output against exact sums.  Small integers, so float64 sums are exact.
+    rng = np.random.default_rng(12)
+    mb = kernels.MAX_BLOCK
+    for w in (mb - 1, mb, mb + 1, 2 * mb + 1):
+        for rows, dtypes in ((21, (np.float32, np.float64, np.int32, np.float16, np.complex64,
+                                   np.complex128)),
+                             (8 * 40 + 3, (np.float32, np.int32))):
+            for dt in dtypes:
+                base = rng.integers(-100, 100, (rows, 2 * w))
+                if np.dtype(dt).kind == "c":
+                    base = base + 1j * rng.integers(-100, 100, (rows, 2 * w))
+                base = base.astype(dt)
+                for x in (base[:, :w], base[:, ::2], base[:, 1::2]):
+                    exact_sums = x.astype(np.complex128 if np.iscomplexobj(x) else np.float64).sum(
+                        axis=0)
+                    for serial in (False, True):
+                        with launch.serial_only() if serial else contextlib.nullcontext():
+                            got = reducemean.mean(x, axis=0)
+                        assert _within_one_ulp(got, exact_sums, rows), (w, rows, dt, x.strides,
+                                                                        serial)
+
+
 def test_16bit_rows_under_2_kib_take_the_narrow_row_loops():
     # 768 float16 values a row (1.5 KiB): a tall block takes the eight
     # spread rows a pass; NHWC-like blocks (many units) one row at a time.
