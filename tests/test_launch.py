@@ -97,7 +97,8 @@ def spy(monkeypatch):
     reduction as "<pieces> then <merge>".
     """
     calls = []
-    for name in ("inner_serial", "rows_serial", "short_serial", "outer_serial", "parts_serial"):
+    for name in ("inner_serial", "rows_serial", "short_serial", "outer_serial", "parts_serial",
+                 *kernels.SHORT_KERNELS.values()):
         real = getattr(kernels, name)
 
         def wrapped(*args, _real=real, _name=name):
@@ -162,7 +163,7 @@ def test_rows_run_as_ranges_of_outputs(spy):
     assert np.array_equal(got, want.astype(np.float32))
     got = reducemean.mean(a.reshape(-1, 4), axis=1)  # short rows
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "short_serial in tasks"
+        assert spy[-1] == "short_serial_4 in tasks"
     assert np.array_equal(got, (np.arange(BIG // 4, dtype=np.float64) * 4 + 1.5).astype(np.float32))
 
 
@@ -184,7 +185,8 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
         n = BIG // run * run
         got = reducemean.mean(x[:n].reshape(-1, run), axis=1)
         if launch.numba.get_num_threads() > 1:
-            assert spy[-1] == "short_serial in tasks"
+            # a kernel of its own for each literal length, the general one for 5
+            assert spy[-1] == ("short_serial" if run == 5 else f"short_serial_{run}") + " in tasks"
         assert got.dtype == rtype and got.shape == (n // run,)
         sums = wide[:n].reshape(-1, run).sum(axis=1)  # exact: small integers
         want = sums / run  # one rounding of an exact quotient
@@ -207,13 +209,33 @@ def test_short_int64_rows_past_2_53_are_redone_exactly_in_tasks(spy):
     x[: BIG // 8] = rng.integers(-1000, 1000, (BIG // 8, 4))  # first half: the fast path
     got = reducemean.mean(x, axis=1)
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "short_serial in tasks"
+        assert spy[-1] == "short_serial_4 in tasks"
     got_int = reducemean.reduce_mean(x, axes=[1], keepdims=0)
     for o in list(range(0, x.shape[0], 509)) + [x.shape[0] - 1]:
         s = sum(int(v) for v in x[o])
         assert got[o] == float(Fraction(s, 4)), o
         q = abs(s) // 4
         assert int(got_int[o]) == (q if s >= 0 else -q), o
+
+
+def test_a_first_short_row_call_compiles_only_its_own_length():
+    # Each literal row length has a kernel of its own, so a fresh process's
+    # first (8, 8) mean over axis 1 compiles (or loads) the 8-value loop
+    # and no other (all five together took a cold first call 1.4 s).
+    r = _run_script("""
+        import numpy as np, reducemean
+        from reducemean import kernels
+        got = reducemean.mean(np.arange(64, dtype=np.float32).reshape(8, 8), axis=1)
+        print("exact", got.tolist() == [8.0 * i + 3.5 for i in range(8)])
+        for name in ("short_serial", *kernels.SHORT_KERNELS.values()):
+            print(name, len(getattr(kernels, name).signatures))
+    """)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    assert "exact True" in lines
+    assert "short_serial_8 1" in lines
+    for name in ("short_serial", "short_serial_2", "short_serial_3", "short_serial_4"):
+        assert f"{name} 0" in lines
 
 
 @pytest.mark.parametrize("view, first", [((slice(None), slice(0, 4)), 1.5),

@@ -150,7 +150,7 @@ def serial_kernel(plan, buf, tok):
             return kernels.rows_serial, (0, plan.nout)
         return kernels.inner_serial, (0, plan.nout)
     if plan.family == "short":
-        return kernels.short_serial, (0, plan.nout)
+        return kernels.short_kernel(plan.count), (0, plan.nout)
     if plan.family == "parts":
         return kernels.parts_serial, (0, plan.nout // 2)
     block = block_width(plan.kept[-1][0])
@@ -235,7 +235,7 @@ def _split(pieces, merge, buf, p, out, tok, nstates, args, total, margs, nmerge)
 
 def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "short":
-        return _ranges(kernels.short_serial, buf, p, out, tok, plan.nout,
+        return _ranges(kernels.short_kernel(plan.count), buf, p, out, tok, plan.nout,
                        -(-plan.nout // kernels.SHORT_TASK))
     if plan.family == "parts":
         chunks = _chunks(plan.nout // 2, threads, plan.count)
