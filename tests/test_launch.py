@@ -97,7 +97,8 @@ def spy(monkeypatch):
     reduction as "<pieces> then <merge>".
     """
     calls = []
-    for name in ("inner_serial", "rows_serial", "short_serial", "outer_serial", "parts_serial",
+    for name in ("inner_serial", "rows_serial", "whole_serial", "short_serial", "outer_serial",
+                 "parts_serial",
                  *kernels.SHORT_KERNELS.values()):
         real = getattr(kernels, name)
 
@@ -127,11 +128,11 @@ def spy(monkeypatch):
 
 def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
     reducemean.mean(np.ones(launch.PARALLEL_MIN // 2, np.float32))
-    assert spy[-1] == "rows_serial"  # one run: the row loop, with a single row
+    assert spy[-1] == "whole_serial"  # one run: the row loop for a single row
     # a single strided run, read backwards, through the same loop
     a = np.arange(30001, dtype=np.float64)
     assert reducemean.mean(a[::-3]) == float(sum(range(0, 30001, 3))) / 10001
-    assert spy[-1] == "rows_serial"
+    assert spy[-1] == "whole_serial"
     reducemean.mean(np.ones(BIG, np.float32))
     if launch.numba.get_num_threads() > 1:
         assert spy[-1] == "inner_pieces then merge_outputs"
@@ -148,9 +149,9 @@ def test_float64_goes_parallel_at_half_the_size(spy):
     # float32 of that size, and float64 of under half of it, stay serial (shapes
     # no other test uses, so numpy_api has no remembered path for them yet)
     assert reducemean.mean(x[:-3].astype(np.float32)) == np.float32((n - 4) / 2)
-    assert spy[-1] == "rows_serial"
+    assert spy[-1] == "whole_serial"
     assert reducemean.mean(x[: n // 2 - 1]) == (n // 2 - 2) / 2
-    assert spy[-1] == "rows_serial"
+    assert spy[-1] == "whole_serial"
 
 
 def test_rows_run_as_ranges_of_outputs(spy):
@@ -218,23 +219,29 @@ def test_short_int64_rows_past_2_53_are_redone_exactly_in_tasks(spy):
         assert int(got_int[o]) == (q if s >= 0 else -q), o
 
 
-def test_a_first_short_row_call_compiles_only_its_own_length():
-    # Each literal row length has a kernel of its own, so a fresh process's
-    # first (8, 8) mean over axis 1 compiles (or loads) the 8-value loop
-    # and no other (all five together took a cold first call 1.4 s).
+def test_first_row_calls_compile_only_their_own_loops():
+    # A whole float64 mean takes whole_serial, which has no row pairs to
+    # compile (rows_serial does, for contiguous float64 rows); each literal
+    # short-row length has a kernel of its own, so a first (8, 8) mean over
+    # axis 1 compiles (or loads) the 8-value loop and no other (all five
+    # together took a cold first call 1.4 s).
     r = _run_script("""
         import numpy as np, reducemean
         from reducemean import kernels
-        got = reducemean.mean(np.arange(64, dtype=np.float32).reshape(8, 8), axis=1)
-        print("exact", got.tolist() == [8.0 * i + 3.5 for i in range(8)])
-        for name in ("short_serial", *kernels.SHORT_KERNELS.values()):
+        x = np.arange(64, dtype=np.float64).reshape(8, 8)
+        print("whole", reducemean.mean(x) == 31.5)
+        got = reducemean.mean(x.astype(np.float32), axis=1)
+        print("rows", got.tolist() == [8.0 * i + 3.5 for i in range(8)])
+        for name in ("whole_serial", "rows_serial", "short_serial",
+                     *kernels.SHORT_KERNELS.values()):
             print(name, len(getattr(kernels, name).signatures))
     """)
     assert r.returncode == 0, r.stderr[-2000:]
     lines = r.stdout.splitlines()
-    assert "exact True" in lines
-    assert "short_serial_8 1" in lines
-    for name in ("short_serial", "short_serial_2", "short_serial_3", "short_serial_4"):
+    assert "whole True" in lines and "rows True" in lines
+    assert "whole_serial 1" in lines and "short_serial_8 1" in lines
+    for name in ("rows_serial", "short_serial", "short_serial_2", "short_serial_3",
+                 "short_serial_4"):
         assert f"{name} 0" in lines
 
 
@@ -332,7 +339,7 @@ def test_serial_only_forces_serial_kernels(spy):
 def test_a_caller_that_finds_the_lock_taken_runs_serially(spy):
     with launch._lock:  # another thread's parallel reduction is in flight
         got = reducemean.mean(np.full(BIG, 3, np.int32))
-    assert spy == ["rows_serial"]
+    assert spy == ["whole_serial"]
     assert got == 3.0
 
 
@@ -345,7 +352,7 @@ def test_one_thread_means_serial(spy):
         reducemean.mean(np.ones(BIG, np.float32))
     finally:
         numba.set_num_threads(prev)
-    assert spy == ["rows_serial"]
+    assert spy == ["whole_serial"]
 
 
 def test_few_column_blocks_split_the_rows(spy):

@@ -139,6 +139,11 @@ def block_task(buf, p, tok):
     return blk
 
 
+def row_kernel(plan):
+    """The row loop for a plan of one reduced dim: ``whole_serial`` when it keeps none."""
+    return kernels.rows_serial if plan.kept else kernels.whole_serial
+
+
 def serial_kernel(plan, buf, tok):
     """The serial kernel for ``plan`` over ``buf`` with token ``tok``, and its arguments after
     ``(buf, p, out, tok)``.
@@ -147,7 +152,7 @@ def serial_kernel(plan, buf, tok):
     """
     if plan.family == "inner":
         if len(plan.kept) <= 1 and len(plan.reduced) == 1:
-            return kernels.rows_serial, (0, plan.nout)
+            return row_kernel(plan), (0, plan.nout)
         return kernels.inner_serial, (0, plan.nout)
     if plan.family == "short":
         return kernels.short_kernel(plan.count), (0, plan.nout)
@@ -259,7 +264,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1 and len(plan.kept) == 1 and len(plan.reduced) == 1:
-            return _ranges(kernels.rows_serial, buf, p, out, tok, plan.nout, threads)
+            return _ranges(row_kernel(plan), buf, p, out, tok, plan.nout, threads)
         if chunks == 1:
             return _ranges(kernels.inner_serial, buf, p, out, tok, plan.nout, threads)
         # under 4 x threads outputs (see _chunks): the merge is short, and serial
