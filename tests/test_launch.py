@@ -135,7 +135,23 @@ def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
     assert spy[-1] == "whole_serial"
     reducemean.mean(np.ones(BIG, np.float32))
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "inner_pieces then merge_outputs"
+        assert spy[-1] == "whole_pieces then merge_outputs"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+def test_whole_runs_are_cut_into_pieces(spy, dtype):
+    # One run, contiguous, strided, backwards or every second value: pieces
+    # of it in parallel (kernels.whole_pieces), merged, against exact sums.
+    rng = np.random.default_rng(13)
+    x = rng.integers(-100, 100, 3 * BIG).astype(dtype)
+    rtype = np.float64 if np.dtype(dtype).kind == "i" else dtype
+    for view in (x, x[::-3], x[::2], x[1::2], x[5:-7]):
+        got = reducemean.mean(view)
+        if launch.numba.get_num_threads() > 1:
+            assert spy[-1] == "whole_pieces then merge_outputs"
+        s_ = int(view.astype(np.int64).sum())
+        assert ulp_distance(got, Fraction(s_, view.size), rtype) <= (
+            0.5 if rtype == np.float64 else 1), (dtype, view.strides)
 
 
 def test_float64_goes_parallel_at_half_the_size(spy):
@@ -145,7 +161,7 @@ def test_float64_goes_parallel_at_half_the_size(spy):
     for _ in range(2):  # the second call may take numpy_api's remembered path
         assert reducemean.mean(x) == (n - 1) / 2
         if launch.numba.get_num_threads() > 1:
-            assert spy[-1] == "inner_pieces then merge_outputs"
+            assert spy[-1] == "whole_pieces then merge_outputs"
     # float32 of that size, and float64 of under half of it, stay serial (shapes
     # no other test uses, so numpy_api has no remembered path for them yet)
     assert reducemean.mean(x[:-3].astype(np.float32)) == np.float32((n - 4) / 2)
@@ -317,7 +333,7 @@ def test_split_kernels_hold_every_dtypes_states(spy, name):
     two = launch.numba.get_num_threads() > 1
     got = reducemean.mean(x)
     if two:
-        assert spy[-1] == "inner_pieces then merge_outputs"
+        assert spy[-1] == "whole_pieces then merge_outputs"
     rtype = np.float64 if np.dtype(dtype).kind in "biu" else dtype
     assert ulp_distance(got, Fraction(sum(exact), BIG), rtype) <= 1
     cols = x.reshape(-1, 256)

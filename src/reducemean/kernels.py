@@ -244,6 +244,26 @@ def inner_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
 
 
 @njit(**_HELPER)
+def whole_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
+    """:func:`inner_pieces` for a whole reduction of one run: piece ``c`` is part ``c`` of it.
+
+    Without the offsets of kept dims and the walk over several reduced
+    ones, which a whole array's one run never needs but inner_pieces
+    compiled (its first call, 2^20 float32 values, cold: 1.8 s).
+    """
+    n = p[1]
+    step = p[6]
+    for c in range(lo, hi):
+        c0 = n * c // chunks
+        m = n * (c + 1) // chunks - c0
+        if step == 1:  # a constant stride lets the contiguous run inline and unroll
+            pa[c], pb[c] = run_sum(buf, p[0] + c0, m, 1, tok)
+        else:
+            pa[c], pb[c] = run_sum(buf, p[0] + c0 * step, m, step, tok)
+    return _ZERO
+
+
+@njit(**_HELPER)
 def merge_outputs(pa, pb, out, p, chunks, tok, lo, hi):
     """Outputs [lo, hi): merge their partial states laid out [chunk][output], store the means."""
     bad = 0

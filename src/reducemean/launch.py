@@ -268,7 +268,9 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         if chunks == 1:
             return _ranges(kernels.inner_serial, buf, p, out, tok, plan.nout, threads)
         # under 4 x threads outputs (see _chunks): the merge is short, and serial
-        return _split(kernels.inner_pieces, kernels.merge_outputs, buf, p, out, tok,
+        whole = not plan.kept and len(plan.reduced) == 1  # one run
+        pieces = kernels.whole_pieces if whole else kernels.inner_pieces
+        return _split(pieces, kernels.merge_outputs, buf, p, out, tok,
                       plan.nout * chunks, (chunks,), plan.nout * chunks, (chunks, tok), plan.nout)
     ncols = plan.kept[-1][0]
     block = block_width(ncols)
