@@ -249,7 +249,8 @@ def whole_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
 
     Without the offsets of kept dims and the walk over several reduced
     ones, which a whole array's one run never needs but inner_pieces
-    compiled (its first call, 2^20 float32 values, cold: 1.8 s).
+    compiled: a cold process whose first call is a mean of 2^20 float32
+    values ran 8.99 G instructions with inner_pieces, 7.42 G with this.
     """
     n = p[1]
     step = p[6]
@@ -387,8 +388,8 @@ def whole_serial(buf, p, out, tok, lo, hi):
 
     Without rows_serial's float64 row pairs, a loop a single run never
     enters that a first call still compiled: a cold first float64 (8, 8)
-    mean over every axis took 0.98 s with it.  ``lo``, ``hi``: 0 and 1, or
-    an empty range.
+    mean over every axis took 1.04-1.30 s with it, 0.72 s without.
+    ``lo``, ``hi``: 0 and 1, or an empty range.
     """
     if lo >= hi:
         return _ZERO
