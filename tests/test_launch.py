@@ -98,7 +98,7 @@ def spy(monkeypatch):
     """
     calls = []
     for name in ("inner_serial", "rows_serial", "whole_serial", "short_serial", "outer_serial",
-                 "parts_serial",
+                 "parts_serial", "parts_general",
                  *kernels.SHORT_KERNELS.values()):
         real = getattr(kernels, name)
 
@@ -240,7 +240,8 @@ def test_first_row_calls_compile_only_their_own_loops():
     # compile (rows_serial does, for contiguous float64 rows); each literal
     # short-row length has a kernel of its own, so a first (8, 8) mean over
     # axis 1 compiles (or loads) the 8-value loop and no other (all five
-    # together took a cold first call 1.4 s).
+    # together took a cold first call 1.4 s); a contiguous complex mean
+    # compiles parts_serial, not the strided loops of parts_general.
     r = _run_script("""
         import numpy as np, reducemean
         from reducemean import kernels
@@ -248,16 +249,18 @@ def test_first_row_calls_compile_only_their_own_loops():
         print("whole", reducemean.mean(x) == 31.5)
         got = reducemean.mean(x.astype(np.float32), axis=1)
         print("rows", got.tolist() == [8.0 * i + 3.5 for i in range(8)])
+        print("complex", reducemean.mean(x + 2j * x) == 31.5 + 63j)
         for name in ("whole_serial", "rows_serial", "short_serial",
-                     *kernels.SHORT_KERNELS.values()):
+                     *kernels.SHORT_KERNELS.values(), "parts_serial", "parts_general"):
             print(name, len(getattr(kernels, name).signatures))
     """)
     assert r.returncode == 0, r.stderr[-2000:]
     lines = r.stdout.splitlines()
-    assert "whole True" in lines and "rows True" in lines
+    assert "whole True" in lines and "rows True" in lines and "complex True" in lines
     assert "whole_serial 1" in lines and "short_serial_8 1" in lines
+    assert "parts_serial 1" in lines
     for name in ("rows_serial", "short_serial", "short_serial_2", "short_serial_3",
-                 "short_serial_4"):
+                 "short_serial_4", "parts_general"):
         assert f"{name} 0" in lines
 
 
@@ -281,12 +284,20 @@ def test_short_rows_not_one_after_another_go_by_the_row_loop(spy, view, first):
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_complex_runs_split_or_go_by_rows(spy, dtype):
     # A whole complex array is cut into pieces whose states are merged; many
-    # complex rows go as ranges of rows.  Integer-valued parts: exact means.
+    # complex rows go as ranges of rows.  Contiguous values take the kernels
+    # of contiguous runs, strided ones the general kernels.  Integer-valued
+    # parts: exact means.
     k = np.arange(BIG, dtype=np.float64)
     x = (k + 1j * (BIG - k)).astype(dtype)
     two = launch.numba.get_num_threads() > 1
     assert reducemean.mean(x) == complex((BIG - 1) / 2, (BIG + 1) / 2)
-    assert spy[-1] == ("parts_pieces then parts_merge" if two else "parts_serial")
+    assert spy[-1] == ("parts_run_pieces then parts_merge" if two else "parts_serial")
+    assert reducemean.mean(x[1::3]) == complex(float(np.mean(k[1::3])), float(np.mean(BIG - k[1::3])))
+    assert spy[-1] == ("parts_pieces then parts_merge" if two else "parts_general")
+    got = reducemean.mean(x[:8160].reshape(-1, 34)[:, ::2], axis=1)  # small, strided: serial
+    assert spy[-1] == "parts_general"
+    start = np.arange(0, 8160, 34, dtype=np.float64)
+    assert np.array_equal(got, (start + 16) + 1j * (BIG - start - 16))
     got = reducemean.mean(x.reshape(-1, 64), axis=1)
     assert spy[-1] == ("parts_serial in tasks" if two else "parts_serial")
     start = np.arange(0, BIG, 64, dtype=np.float64)

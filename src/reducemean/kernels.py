@@ -487,17 +487,28 @@ def _parts_partial(buf, p, tok, o, lo, hi):
 
 @njit(**_JIT)
 def parts_serial(buf, p, out, tok, lo, hi):
-    """Complex outputs [lo, hi) whose innermost kept dim is the part: both parts of each in turn."""
+    """Complex outputs [lo, hi) of rows of contiguous values, or of one such run.
+
+    The loop body is the run sum and the stores, with no helper call per
+    output (see rows_serial).  Other complex plans of the parts family
+    (strided values, several reduced dims) take :func:`parts_general`,
+    so these, the common ones, do not compile its loops: a cold first mean
+    of a complex128 (8, 8) array took 4.06 s when one kernel held both.
+    See launch.parts_contiguous.
+    """
     bad = 0
-    if p[2] <= 2 and p[3] == 1 and p[5 + 3 * p[2] + 1] == 2:
-        # rows of contiguous values, or one run: the loop body is the run sum
-        # and the stores, with no helper call per output (see rows_serial)
-        sk, ok = (p[6], p[7]) if p[2] == 2 else (np.int64(0), np.int64(0))
-        for o in range(lo, hi):
-            ar, br, ai, bi = run_parts(buf, p[0] + o * sk, p[1], tok)
-            bad += store(out, o * ok, ar, br, p[1], tok)
-            bad += store(out, o * ok + 1, ai, bi, p[1], tok)
-        return bad
+    sk, ok = (p[6], p[7]) if p[2] == 2 else (np.int64(0), np.int64(0))
+    for o in range(lo, hi):
+        ar, br, ai, bi = run_parts(buf, p[0] + o * sk, p[1], tok)
+        bad += store(out, o * ok, ar, br, p[1], tok)
+        bad += store(out, o * ok + 1, ai, bi, p[1], tok)
+    return bad
+
+
+@njit(**_JIT)
+def parts_general(buf, p, out, tok, lo, hi):
+    """Complex outputs [lo, hi) of any parts plan: both parts of each in turn."""
+    bad = 0
     for o in range(lo, hi):
         oo, ar, br, ai, bi = _parts_partial(buf, p, tok, o, _ZERO, p[1])
         bad += store(out, oo, ar, br, p[1], tok)
@@ -519,6 +530,25 @@ def parts_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
         i = 2 * (c * nout + o)
         oo, pa[i], pb[i], pa[i + 1], pb[i + 1] = _parts_partial(
             buf, p, tok, o, n * c // chunks, n * (c + 1) // chunks)
+    return _ZERO
+
+
+@njit(**_HELPER)
+def parts_run_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
+    """:func:`parts_pieces` for the plans of :func:`parts_serial`: pieces of contiguous runs.
+
+    Without _parts_partial's strided and multi-dim loops (see parts_serial).
+    """
+    nout = p[4] // 2
+    n = p[1]
+    sk = p[6] if p[2] == 2 else np.int64(0)
+    for u in range(lo, hi):
+        o = u // chunks
+        c = u - o * chunks
+        c0 = n * c // chunks
+        i = 2 * (c * nout + o)
+        pa[i], pb[i], pa[i + 1], pb[i + 1] = run_parts(
+            buf, p[0] + o * sk + 2 * c0, n * (c + 1) // chunks - c0, tok)
     return _ZERO
 
 

@@ -144,6 +144,15 @@ def row_kernel(plan):
     return kernels.rows_serial if plan.kept else kernels.whole_serial
 
 
+def parts_contiguous(plan):
+    """Whether a parts plan is rows of contiguous complex values, or one such run.
+
+    Those take ``kernels.parts_serial`` and ``parts_run_pieces``, which
+    compile no loop for strided values or several reduced dims.
+    """
+    return len(plan.kept) <= 2 and len(plan.reduced) == 1 and plan.reduced[0][1] == 2
+
+
 def serial_kernel(plan, buf, tok):
     """The serial kernel for ``plan`` over ``buf`` with token ``tok``, and its arguments after
     ``(buf, p, out, tok)``.
@@ -157,7 +166,8 @@ def serial_kernel(plan, buf, tok):
     if plan.family == "short":
         return kernels.short_kernel(plan.count), (0, plan.nout)
     if plan.family == "parts":
-        return kernels.parts_serial, (0, plan.nout // 2)
+        kernel = kernels.parts_serial if parts_contiguous(plan) else kernels.parts_general
+        return kernel, (0, plan.nout // 2)
     block = block_width(plan.kept[-1][0])
     return kernels.outer_serial, (block, block_task(buf, plan.params, tok), 0,
                                   column_units(plan, block))
@@ -244,9 +254,12 @@ def _run_parallel(plan, p, buf, out, tok, threads):
                        -(-plan.nout // kernels.SHORT_TASK))
     if plan.family == "parts":
         chunks = _chunks(plan.nout // 2, threads, plan.count)
+        contiguous = parts_contiguous(plan)
         if chunks == 1:
-            return _ranges(kernels.parts_serial, buf, p, out, tok, plan.nout // 2, threads)
-        return _split(kernels.parts_pieces, kernels.parts_merge, buf, p, out, tok,
+            kernel = kernels.parts_serial if contiguous else kernels.parts_general
+            return _ranges(kernel, buf, p, out, tok, plan.nout // 2, threads)
+        pieces = kernels.parts_run_pieces if contiguous else kernels.parts_pieces
+        return _split(pieces, kernels.parts_merge, buf, p, out, tok,
                       plan.nout * chunks, (chunks,), plan.nout // 2 * chunks, (chunks, tok),
                       plan.nout)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
