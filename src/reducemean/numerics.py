@@ -401,18 +401,18 @@ def run_sum(buf, off, n, stride, tok):
     """The state of ``buf[off + i*stride]`` for ``i`` in ``range(n)``."""
 
 
-#: Lanes of the compensated sum of a long run that is not plain contiguous
+#: Lanes of the compensated sum of a run that is not plain contiguous
 #: float64 (strided, scaled or a narrow float read exactly): a loop this long
-#: is vectorised, not unrolled.
-LANES = 64
-#: Lanes for runs shorter than _LONG_RUN: fewer lanes to merge at the end.
-#: Sixteen lanes measured slower than four scalar ones (LLVM unrolled the
-#: lane loop instead of vectorising it).
-SHORT_LANES = 32
+#: is vectorised, not unrolled.  Sixteen lanes measured slower than four
+#: scalar ones (LLVM unrolled the lane loop instead of vectorising it).
+#: Runs from 1024 values had 64 lanes of their own: no faster (0.96-1.04x
+#: on strided and exact float64 runs of 1-5k values and whole arrays), and
+#: that second loop was a third of a first strided float64 call's compile
+#: (complex128 (64, 64)[:, ::3] over axis 1, cold: 3.3 s -> 3.0 s).
+LANES = 32
 #: Such runs shorter than this use four scalar lanes: zeroing and merging
 #: 32 lanes costs more than it saves below about 128 values.
 _LANED_RUN = 128
-_LONG_RUN = 1024
 
 
 @intrinsic
@@ -565,8 +565,7 @@ def _laned(lanes):
     return run
 
 
-_run_d_short = _laned(SHORT_LANES)
-_run_d_long = _laned(LANES)
+_run_d_laned = _laned(LANES)
 
 
 _V4 = ir.VectorType(ir.DoubleType(), 4)
@@ -941,12 +940,10 @@ def _run_d_plain_step2(buf, off, n, stride, tok):
 
 @register_jitable
 def _run_d(buf, off, n, stride, tok):
-    """float64 (strided, scaled, or a narrow float read exactly): lanes grow with the run."""
+    """float64 (strided, scaled, or a narrow float read exactly): four lanes, or LANES from _LANED_RUN."""
     if n < _LANED_RUN:
         return _run_d4(buf, off, n, stride, tok)
-    if n < _LONG_RUN:
-        return _run_d_short(buf, off, n, stride, tok)
-    return _run_d_long(buf, off, n, stride, tok)
+    return _run_d_laned(buf, off, n, stride, tok)
 
 
 #: What the every-second-value loop of :func:`_step2_codegen` reads, by kind:
