@@ -493,7 +493,8 @@ def parts_serial(buf, p, out, tok, lo, hi):
     output (see rows_serial).  Other complex plans of the parts family
     (strided values, several reduced dims) take :func:`parts_general`,
     so these, the common ones, do not compile its loops: a cold first mean
-    of a complex128 (8, 8) array took 4.06 s when one kernel held both.
+    of a complex128 (8, 8) array took 4.1-4.5 s when one kernel held both,
+    0.7 s since.
     See launch.parts_contiguous.
     """
     bad = 0

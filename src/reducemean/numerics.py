@@ -407,8 +407,9 @@ def run_sum(buf, off, n, stride, tok):
 #: scalar ones (LLVM unrolled the lane loop instead of vectorising it).
 #: Runs from 1024 values had 64 lanes of their own: no faster (0.96-1.04x
 #: on strided and exact float64 runs of 1-5k values and whole arrays), and
-#: that second loop was a third of a first strided float64 call's compile
-#: (complex128 (64, 64)[:, ::3] over axis 1, cold: 3.3 s -> 3.0 s).
+#: one more loop for every strided float64 kernel to compile (without it a
+#: cold first complex128 (64, 64)[:, ::3] mean over axis 1 took 3.0 s, not
+#: 3.3 s).
 LANES = 32
 #: Such runs shorter than this use four scalar lanes: zeroing and merging
 #: 32 lanes costs more than it saves below about 128 values.
