@@ -524,6 +524,30 @@ def test_every_second_complex_column_is_summed_as_the_columns_it_spans():
                     assert worst <= (1 if part == np.float32 else 0.5), (shape, sl, dt, serial)
 
 
+def test_every_second_complex_column_read_exactly_or_scaled():
+    # Exact reads (complex64 into complex128) and the scaled second pass of
+    # sums past 2**995 have tokens without the pair loop: their plans put
+    # the part outermost again (plan.Plan.fallback).  Exact sums: integers,
+    # times 2**1000 for the scaled pass.
+    rng = np.random.default_rng(14)
+    for shape, sl, axis in (((40, 2 * 300 + 1), np.s_[:, ::2], 0),
+                            ((5, 26, 2 * 40), np.s_[:, :, 1::2], 1)):
+        re = rng.integers(-100, 100, shape)
+        im = rng.integers(-100, 100, shape)
+        n = shape[axis]
+        for dt, scale, kw in ((np.complex64, 1.0, {"dtype": np.complex128}),
+                              (np.complex128, 2.0**1000, {})):
+            x = ((re + 1j * im) * scale).astype(dt)[sl]
+            got = reducemean.mean(x, axis=axis, **kw).ravel()
+            sre = np.moveaxis(re[sl], axis, -1).reshape(-1, n)
+            sim = np.moveaxis(im[sl], axis, -1).reshape(-1, n)
+            for g, r_, i_ in zip(got, sre, sim):
+                want_re = Fraction(int(r_.sum())) * Fraction(scale) / n
+                want_im = Fraction(int(i_.sum())) * Fraction(scale) / n
+                assert ulp_distance(g.real, want_re, np.float64) <= 0.5, (shape, dt)
+                assert ulp_distance(g.imag, want_im, np.float64) <= 0.5, (shape, dt)
+
+
 def _within_one_ulp(got, exact_sums, n):
     """Every output of ``got`` within an ulp of ``exact_sums / n`` (float64 division: exact enough)."""
     want = exact_sums / n

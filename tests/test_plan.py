@@ -174,6 +174,9 @@ def test_every_second_complex_column_is_one_kept_dim_of_both_parts(shape, view, 
     assert p.family == "outer"
     assert p.kept == kept
     assert p.run_step == 4
+    # for reads without the pair loop (exact, scaled): the part outermost
+    assert p.fallback.kept[0] == (2, 1, 1) and p.fallback.run_step == 0
+    assert p.fallback.fallback is None
 
 
 def test_strides_that_are_not_whole_elements_have_no_plan():

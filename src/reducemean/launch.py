@@ -94,8 +94,14 @@ def run(plan, buf, out, tok, cost=1):
 
     Returns the number of float outputs (or states) that are not finite.
     """
-    p = plan.params
+    given = tok
     tok = plan_token(plan, tok, buf.dtype)
+    if plan.run_step == 4 and tok.ndim != 4:
+        # every second complex column, read exactly or scaled: those tokens
+        # have no pair loop, so the part goes outermost (plan.Plan.fallback)
+        plan = plan.fallback
+        tok = plan_token(plan, given, buf.dtype)
+    p = plan.params
     if plan.work * cost >= PARALLEL_MIN and not _forked and not getattr(_local, "serial", False):
         threads = numba.get_num_threads()
         if threads > 1 and _lock.acquire(blocking=False):

@@ -63,6 +63,10 @@ class Plan:
     #: stride of inner runs (1, or 2 either way) or outer columns (2); 4 for
     #: every second complex column (both parts); else 0
     run_step: int
+    #: for every second complex column (run_step 4): the same reduction with
+    #: the part dimension outermost, for reads whose token has no pair loop
+    #: (exact and scaled reads; see reducemean.launch.run)
+    fallback: "Plan | None" = None
 
     @property
     def work(self) -> int:
@@ -95,12 +99,14 @@ def normalize_axis(axis, ndim):
     return tuple(sorted(out))
 
 
-def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
+def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, pair_columns=True):
     """Build the plan for normalised ``axes`` (see :func:`normalize_axis`).
 
     ``pairs`` treats each element as two storage values (complex as float
     pairs).  Returns ``None`` when a stride is not a whole number of elements
     (only ``numpy.lib.stride_tricks`` makes such views); the caller copies.
+    ``pair_columns=False`` keeps every second complex column as other
+    strided complex columns are (the ``fallback`` of a plan that has them).
     """
     ndim = len(shape)
     if any(s % itemsize for s in strides):
@@ -143,7 +149,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
     pattern = _PATTERNS.get(seq, "general")
     kept = tuple(t for t in merged if t[2] is not None)
     reduced = tuple((e, s) for e, s, o in merged if o is None)
-    pair_columns = False
+    paired = False  # every second complex column as one kept dim of both parts
     if seq.endswith("K"):
         family = "outer"
         if not reduced:  # nothing to reduce (axis=() or length-1 axes): one row
@@ -154,7 +160,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
             # whole array, ...): runs of values, summed for both parts
             family = "parts"
         elif pairs and seq.endswith("KK") and merged[-1] == (2, 1, 1):
-            if kept[-2][1:] == (4, 2):
+            if pair_columns and kept[-2][1:] == (4, 2):
                 # every second complex column ([:, ::2] over axis 0): one
                 # dim of both parts of each, 2n storage columns whose
                 # offsets (0, 1, 4, 5, ...) no stride gives, so only the
@@ -162,7 +168,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
                 # span walks it (run_step 4, see kernels.outer_block)
                 e = kept[-2][0]
                 kept = kept[:-2] + ((2 * e, 2, 1),)
-                pair_columns = True
+                paired = True
             else:
                 # other strided complex columns: as the innermost kept dim
                 # the part would make blocks two outputs wide, each unit a
@@ -193,10 +199,13 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False):
     run = reduced[-1][1] if family in ("inner", "short") else 0
     run_step = 1 if run == 1 else 2 if abs(run) == 2 else 0
     if family == "outer" and kept[-1][1] == 2:  # columns of every second value
-        run_step = 4 if pair_columns else 2
+        run_step = 4 if paired else 2
+    fallback = None
+    if run_step == 4:
+        fallback = make_plan(shape, strides, itemsize, axes, keepdims, pairs, pair_columns=False)
     return Plan(
         pattern, family, kept, reduced, count, nout, out_shape, span, base, params, folded,
-        run_step,
+        run_step, fallback,
     )
 
 
