@@ -179,6 +179,21 @@ def test_every_second_complex_column_is_one_kept_dim_of_both_parts(shape, view, 
     assert p.fallback.fallback is None
 
 
+@pytest.mark.parametrize("view, axes, run_step", [
+    (np.s_[:, :], 1, 1),  # contiguous complex rows
+    (np.s_[:, :], None, 1),  # a whole array: one run
+    (np.s_[:, ::2], 1, 2),  # every second value, one run a row
+    (np.s_[:, :10:2], None, 0),  # ... over two reduced dims: strided
+    (np.s_[:, ::3], 1, 0),  # strided
+    (np.s_[:, ::-1], 1, 0),  # backwards
+])
+def test_complex_runs_mark_the_loops_their_kernels_need(view, axes, run_step):
+    # the parts kernels compile only their token's loops (kernels._parts_partial)
+    p = _plan(np.empty((6, 12), np.complex128)[view], axes, pairs=True)
+    assert p.family == "parts"
+    assert p.run_step == run_step
+
+
 def test_strides_that_are_not_whole_elements_have_no_plan():
     # only as_strided makes such views (3-byte steps over 2-byte items); the caller copies
     assert make_plan((10,), (3,), 2, (0,), False) is None

@@ -61,7 +61,9 @@ class Plan:
     params: np.ndarray  #: the packed form the kernels read (read-only)
     folded: bool  #: narrow contiguous columns, summed by reducemean.fold
     #: stride of inner runs (1, or 2 either way) or outer columns (2); 4 for
-    #: every second complex column (both parts); else 0
+    #: every second complex column (both parts); for complex runs of the
+    #: parts family, in complex values: 1 contiguous, 2 every second value
+    #: in one run; else 0
     run_step: int
     #: for every second complex column (run_step 4): the same reduction with
     #: the part dimension outermost, for reads whose token has no pair loop
@@ -198,6 +200,9 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, pair_column
     )
     run = reduced[-1][1] if family in ("inner", "short") else 0
     run_step = 1 if run == 1 else 2 if abs(run) == 2 else 0
+    if family == "parts":  # in complex values: contiguous, or every second in one run
+        run = reduced[-1][1]
+        run_step = 1 if run == 2 else 2 if run == 4 and len(reduced) == 1 else 0
     if family == "outer" and kept[-1][1] == 2:  # columns of every second value
         run_step = 4 if paired else 2
     fallback = None
