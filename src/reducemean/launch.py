@@ -150,13 +150,16 @@ def row_kernel(plan):
     return kernels.rows_serial if plan.kept else kernels.whole_serial
 
 
-def parts_contiguous(plan):
-    """Whether a parts plan is rows of contiguous complex values, or one such run.
+def parts_kernels(plan):
+    """A parts plan's serial kernel and its pieces for a split.
 
-    Those take ``kernels.parts_serial`` and ``parts_run_pieces``, which
-    compile no loop for strided values or several reduced dims.
+    Rows of contiguous complex values, or one such run, take
+    ``kernels.parts_serial`` and ``parts_run_pieces``, which compile no
+    loop for strided values or several reduced dims.
     """
-    return len(plan.kept) <= 2 and len(plan.reduced) == 1 and plan.reduced[0][1] == 2
+    if len(plan.kept) <= 2 and len(plan.reduced) == 1 and plan.reduced[0][1] == 2:
+        return kernels.parts_serial, kernels.parts_run_pieces
+    return kernels.parts_general, kernels.parts_pieces
 
 
 def serial_kernel(plan, buf, tok):
@@ -172,8 +175,7 @@ def serial_kernel(plan, buf, tok):
     if plan.family == "short":
         return kernels.short_kernel(plan.count), (0, plan.nout)
     if plan.family == "parts":
-        kernel = kernels.parts_serial if parts_contiguous(plan) else kernels.parts_general
-        return kernel, (0, plan.nout // 2)
+        return parts_kernels(plan)[0], (0, plan.nout // 2)
     block = block_width(plan.kept[-1][0])
     return kernels.outer_serial, (block, block_task(buf, plan.params, tok), 0,
                                   column_units(plan, block))
@@ -260,11 +262,9 @@ def _run_parallel(plan, p, buf, out, tok, threads):
                        -(-plan.nout // kernels.SHORT_TASK))
     if plan.family == "parts":
         chunks = _chunks(plan.nout // 2, threads, plan.count)
-        contiguous = parts_contiguous(plan)
+        serial, pieces = parts_kernels(plan)
         if chunks == 1:
-            kernel = kernels.parts_serial if contiguous else kernels.parts_general
-            return _ranges(kernel, buf, p, out, tok, plan.nout // 2, threads)
-        pieces = kernels.parts_run_pieces if contiguous else kernels.parts_pieces
+            return _ranges(serial, buf, p, out, tok, plan.nout // 2, threads)
         return _split(pieces, kernels.parts_merge, buf, p, out, tok,
                       plan.nout * chunks, (chunks,), plan.nout // 2 * chunks, (chunks, tok),
                       plan.nout)
