@@ -1140,6 +1140,19 @@ def test_property_dtype_argument(data):
     check_call(a, axis=axis, dtype=target, keepdims=keepdims)
 
 
+@pytest.fixture
+def empty_memo():
+    """The memo of repeated small calls, emptied first.
+
+    It is cleared whenever it fills (numpy_api._DIRECT_MAX), so in a worker
+    that has run many tests it could be cleared between a test's calls and
+    its look at the keys.
+    """
+    from reducemean import numpy_api
+
+    numpy_api._DIRECT.clear()
+
+
 def _unaligned(x):
     buf = bytearray(x.nbytes + 1)
     u = np.frombuffer(buf, dtype=x.dtype, count=x.size, offset=1).reshape(x.shape)
@@ -1175,6 +1188,7 @@ def test_repeated_small_calls_follow_each_input(name, shape, axis):
 
 
 @pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@pytest.mark.usefixtures("empty_memo")
 def test_repeated_small_16bit_calls_take_the_memoised_path(name):
     # float16 and bfloat16 results are written as their bits by the kernel;
     # the memoised call views the result so too (numpy_api._bits_kernel).
@@ -1228,6 +1242,7 @@ def test_strided_complex_columns_match_exact_means(dtype, rows):
             assert ulp_distance(got_part[j], Fraction(int(sums[j]), rows), part) <= 1, j
 
 
+@pytest.mark.usefixtures("empty_memo")
 def test_repeated_small_complex_views_redo_and_spread_as_the_full_path():
     # The memoised call of a complex view runs the same finish as the full
     # path: sums beyond the float64 range redone, a non-finite part spread
@@ -1249,6 +1264,7 @@ def test_repeated_small_complex_views_redo_and_spread_as_the_full_path():
         assert np.array_equal(got, want, equal_nan=True)
 
 
+@pytest.mark.usefixtures("empty_memo")
 def test_unaligned_array_does_not_share_an_aligned_arrays_memo():
     # The memo calls compiled kernels past Numba's dispatch, so an unaligned
     # input must reach a kernel compiled for unaligned arrays.
