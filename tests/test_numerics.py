@@ -159,7 +159,8 @@ def test_float64_runs_are_compensated_at_every_lane_count(n):
     # and a whole reduction), and inside the general inner kernel (the 3-D
     # view).  The row kernel sums contiguous rows two at a time in one loop;
     # an odd row count leaves one row alone.  Reversed and strided rows take
-    # the four scalar lanes or the short and long laned loops, and their tails.
+    # the same lanes with each vector put together from strided loads, and
+    # their tails.
     # Large pairs cancel (1e15 - 1e15), so a plain float64 sum would lose the
     # small values; the exact mean is a Fraction.
     rng = np.random.default_rng(n)
@@ -228,9 +229,11 @@ def test_float64_row_pairs_cover_every_row_once():
 def test_complex_rows_sum_both_parts_in_one_pass(dtype, n):
     # Contiguous complex rows are read once for both parts (numerics.run_parts):
     # vector lanes whose parity is the part, blocks of four float64 and a last
-    # odd value for complex128.  Each part of each row has its own offset and
-    # a cancelling pair, so a value given to the wrong part or row, skipped,
-    # or added without compensation (complex128) shows.
+    # odd value for complex128.  Strided complex128 rows are too
+    # (run_parts_strided): a pair per value, two pairs a vector.  Each part
+    # of each row has its own offset and a cancelling pair, so a value given
+    # to the wrong part or row, skipped, or added without compensation
+    # (complex128) shows.
     rows = 6
     rng = np.random.default_rng(n)
     part = np.float32 if dtype == np.complex64 else np.float64
@@ -244,7 +247,9 @@ def test_complex_rows_sum_both_parts_in_one_pass(dtype, n):
     cases = [
         (x, 1),  # contiguous rows
         (x[2:3], None),  # one contiguous run
-        (np.repeat(x, 2, axis=1)[:, ::2], 1),  # strided rows: part by part
+        (np.repeat(x, 2, axis=1)[:, ::2], 1),  # every second value: pairs in one pass
+        (np.repeat(x, 3, axis=1)[:, ::3], 1),  # strided rows: each value's pair loaded
+        (x[:, ::-1], 1),  # backwards: strided too
         (x.reshape(2, 3, n).transpose(1, 0, 2), (1, 2)),  # two reduced dims
     ]
     for a, axis in cases:

@@ -53,8 +53,8 @@ from numba.extending import overload
 from .cacheload import adopt
 from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts,
-    run_parts_step2, run_sum, short_exact, state_arrays, step2_columns, store, store_block,
-    store_short, superset_columns, wide_int_states, zero_state,
+    run_parts_step2, run_parts_strided, run_sum, short_exact, state_arrays, step2_columns, store,
+    store_block, store_short, superset_columns, wide_int_states, zero_state,
 )
 from .tasks import call_task
 
@@ -475,6 +475,10 @@ def _parts_pairs(buf, p, tok, o, lo, hi):
 
 def _parts_strided(buf, p, tok, o, lo, hi):
     off, oo = _kept_offsets(p, o, True)
+    if p[3] == 1:  # one run: both parts in one pass
+        step = p[5 + 3 * p[2] + 1]
+        ar, br, ai, bi = run_parts_strided(buf, off + lo * step, hi - lo, step, tok)
+        return oo, ar, br, ai, bi
     ar, br = _inner_partial(buf, p, tok, off, lo, hi)
     ai, bi = _inner_partial(buf, p, tok, off + 1, lo, hi)
     return oo, ar, br, ai, bi

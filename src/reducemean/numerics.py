@@ -401,9 +401,9 @@ def run_sum(buf, off, n, stride, tok):
     """The state of ``buf[off + i*stride]`` for ``i`` in ``range(n)``."""
 
 
-#: Lanes of the compensated sum of a run that is not plain contiguous
-#: float64 (strided, scaled or a narrow float read exactly): a loop this long
-#: is vectorised, not unrolled.  Sixteen lanes measured slower than four
+#: Lanes of the compensated sum of a run that is not plain float64 (scaled,
+#: or a narrow float read exactly): a loop this long is vectorised, not
+#: unrolled.  Sixteen lanes measured slower than four
 #: scalar ones (LLVM unrolled the lane loop instead of vectorising it).
 #: Runs from 1024 values had 64 lanes of their own: no faster (0.96-1.04x
 #: on strided and exact float64 runs of 1-5k values and whole arrays), and
@@ -608,7 +608,7 @@ def _lanes(builder, v, idx):
     return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), len(idx)), idx))
 
 
-def _lanes8_codegen(rows, parts=1, step=1):
+def _lanes8_codegen(rows, parts=1, step=1, strided=False):
     """Code for :func:`_f64_lanes8` over ``rows`` runs of the same length, in one loop.
 
     Two vectors of four lanes per run (Fast2Sum), a last block of four into
@@ -618,7 +618,10 @@ def _lanes8_codegen(rows, parts=1, step=1):
     each run gives ``(a_real, b_real, a_imag, b_imag)``.  With ``step=2``
     the run is every second value (every second complex value with
     ``parts=2``): each block loads sixteen and keeps half (``n``, the values
-    kept, must then be a multiple of eight).
+    kept, must then be a multiple of eight).  With ``strided`` (one run) the
+    arguments are ``(buf, off, stride, n)`` and each vector is built from
+    scalar loads ``stride`` apart (with ``parts=2``, from pairs: ``stride``
+    is then the distance between complex values, in float64s).
     """
 
     def codegen(context, builder, sig, args):
@@ -627,8 +630,31 @@ def _lanes8_codegen(rows, parts=1, step=1):
         align = 8 if sig.args[0].aligned else 1
         i64 = ir.IntType(64)
         bases = [builder.gep(ary.data, [off]) for off in args[1:1 + rows]]
-        zero = ir.Constant(_V4, None)
         vptr = _V4.as_pointer()
+
+        def load(base, i, k):
+            """Vector ``k`` (of two) of block ``i``: values ``8i + 4k`` to ``8i + 4k + 3``."""
+            if not strided:
+                ptr = builder.gep(base, [builder.add(builder.mul(i, ir.Constant(i64, 8)),
+                                                     ir.Constant(i64, 4 * k))])
+                return builder.load(builder.bitcast(ptr, vptr), align=align)
+            stride = args[2]
+            if parts == 2:  # two pairs, each a vector load
+                p2 = ir.VectorType(ir.DoubleType(), 2).as_pointer()
+                first = builder.add(builder.mul(i, ir.Constant(i64, 4)), ir.Constant(i64, 2 * k))
+                pair = [builder.load(builder.bitcast(builder.gep(
+                    base, [builder.mul(builder.add(first, ir.Constant(i64, m)), stride)]), p2),
+                    align=align) for m in range(2)]
+                return builder.shuffle_vector(pair[0], pair[1], ir.Constant(
+                    ir.VectorType(ir.IntType(32), 4), [0, 1, 2, 3]))
+            first = builder.add(builder.mul(i, ir.Constant(i64, 8)), ir.Constant(i64, 4 * k))
+            v = ir.Constant(_V4, None)
+            for m in range(4):
+                idx = builder.mul(builder.add(first, ir.Constant(i64, m)), stride)
+                x = builder.load(builder.gep(base, [idx]), align=align)
+                v = builder.insert_element(v, x, ir.Constant(ir.IntType(32), m))
+            return v
+        zero = ir.Constant(_V4, None)
         entry = builder.basic_block
         head = builder.append_basic_block("lanes8.head")
         body = builder.append_basic_block("lanes8.body")
@@ -645,9 +671,12 @@ def _lanes8_codegen(rows, parts=1, step=1):
         builder.position_at_end(body)
         nxt_acc = []
         for r, base in enumerate(bases):
-            ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 8 * step))])
-            vec = [builder.load(builder.bitcast(builder.gep(ptr, [ir.Constant(i64, 4 * k)]), vptr),
-                                align=align) for k in range(2 * step)]
+            if step == 1:
+                vec = [load(base, i, 0), load(base, i, 1)]
+            else:
+                ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 8 * step))])
+                vec = [builder.load(builder.bitcast(builder.gep(ptr, [ir.Constant(i64, 4 * k)]),
+                                                    vptr), align=align) for k in range(2 * step)]
             if step == 2:
                 # the even lanes of each two vectors (complex parts: the even
                 # pairs), in the order one in-lane unpack gives (the lanes are
@@ -673,10 +702,8 @@ def _lanes8_codegen(rows, parts=1, step=1):
         with builder.if_then(four):
             last = []
             for r, base in enumerate(bases):
-                ptr = builder.bitcast(builder.gep(base, [builder.mul(blocks, ir.Constant(i64, 8))]),
-                                      vptr)
                 last += _vec_fast_two_sum(builder, acc[4 * r], acc[4 * r + 1],
-                                          builder.load(ptr, align=align))
+                                          load(base, blocks, 0))
             tail = builder.basic_block
         # (every phi at the top of the block, before any merge)
         firsts = [_phi2(builder, acc[4 * r + k], done, last[2 * r + k], tail)
@@ -768,6 +795,37 @@ _f64_lanes8_parts = _one_run_lanes8(
 
     ``n`` counts float64 values (twice the complex values) from an even
     ``off``, so a value's lane parity is its part.
+    """, parts=2)
+
+
+def _strided_lanes8(doc, parts=1):
+    """An intrinsic ``(buf, off, stride, n)``: :func:`_lanes8_codegen` on one strided run."""
+
+    def typer(typingctx, buf, off, stride, n):
+        if not (_plain_f64_array(buf)
+                and all(isinstance(t, types.Integer) for t in (off, stride, n))):
+            return None
+        sig = types.UniTuple(types.float64, 2 * parts)(buf, types.int64, types.int64, types.int64)
+        return sig, _lanes8_codegen(1, parts=parts, strided=True)
+
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+_f64_lanes8_strided = _strided_lanes8(
+    """:func:`_f64_lanes8` of ``buf[off + i*stride]`` for ``i < n - n % 4``: eight lanes.
+
+    Each vector is put together from four scalar loads (a gather measured
+    four times slower on these AMD cores).  The 32 TwoSum lanes of
+    :func:`_laned`, which LLVM vectorised into gathers, took 2.2x numpy's
+    time on float64 rows of every third value held in cache.
+    """)
+
+
+_f64_lanes8_parts_strided = _strided_lanes8(
+    """:func:`_f64_lanes8_parts` of complex values ``stride`` float64s apart (``n`` float64s, 4k).
+
+    Each complex value is one load of its pair, two pairs a vector.
     """, parts=2)
 
 
@@ -872,6 +930,41 @@ def _parts_impls(step):
 _PARTS = {1: _parts_impls(1), 2: _parts_impls(2)}
 
 
+def run_parts_strided(buf, off, n, stride, tok):
+    """:func:`run_parts` of ``n`` complex values ``stride`` float64s apart.
+
+    Value ``i`` is ``buf[off + stride*i]`` and the float64 after it.  Plain
+    complex128 reads each value's pair once, in one pass (summed part
+    by part, each cache line was read twice); other reads go part by part.
+    """
+
+
+@register_jitable
+def _parts_strided_vec(buf, off, n, stride, tok):
+    m = 2 * (n // 2)
+    if m:
+        ar, br, ai, bi = _f64_lanes8_parts_strided(buf, off, stride, 2 * m)
+    else:
+        ar = br = ai = bi = 0.0
+    for i in range(m, n):
+        k = off + stride * i
+        ar, br = add_value(ar, br, buf, np.uint64(k), tok)
+        ai, bi = add_value(ai, bi, buf, np.uint64(k + 1), tok)
+    return ar, br, ai, bi
+
+
+@register_jitable
+def _parts_strided_apart(buf, off, n, stride, tok):
+    ar, br = run_sum(buf, off, n, stride, tok)
+    ai, bi = run_sum(buf, off + 1, n, stride, tok)
+    return ar, br, ai, bi
+
+
+@overload(run_parts_strided, jit_options=_OVERLOAD_OPTS)
+def _run_parts_strided(buf, off, n, stride, tok):
+    return _parts_strided_vec if plain_f64(buf, tok) else _parts_strided_apart
+
+
 @overload(run_parts, jit_options=_OVERLOAD_OPTS)
 def _run_parts(buf, off, n, tok):
     vec, strided = _PARTS[1]
@@ -920,11 +1013,23 @@ def _run_plain_f64_step2(buf, off, n, tok):
 
 
 @register_jitable
+def _run_plain_f64_strided(buf, off, n, stride, tok):
+    m = n - n % 4
+    if m:
+        a, b = _f64_lanes8_strided(buf, off, stride, n)
+    else:
+        a = b = 0.0
+    for i in range(m, n):
+        a, b = add_value(a, b, buf, np.uint64(off + i * stride), tok)
+    return a, b
+
+
+@register_jitable
 def _run_d_plain(buf, off, n, stride, tok):
-    """Plain float64: the vector lanes for contiguous runs."""
+    """Plain float64: the vector lanes, for contiguous runs and strided ones."""
     if stride == 1:
         return _run_plain_f64(buf, off, n, tok)
-    return _run_d(buf, off, n, stride, tok)
+    return _run_plain_f64_strided(buf, off, n, stride, tok)
 
 
 @register_jitable
@@ -936,12 +1041,12 @@ def _run_d_plain_step2(buf, off, n, stride, tok):
         if stride < 0:  # the same values read forwards
             off -= 2 * (n - 1)
         return _run_plain_f64_step2(buf, off, n, tok)
-    return _run_d(buf, off, n, stride, tok)
+    return _run_plain_f64_strided(buf, off, n, stride, tok)
 
 
 @register_jitable
 def _run_d(buf, off, n, stride, tok):
-    """float64 (strided, scaled, or a narrow float read exactly): four lanes, or LANES from _LANED_RUN."""
+    """float64 scaled, or a narrow float read exactly: four lanes, or LANES from _LANED_RUN."""
     if n < _LANED_RUN:
         return _run_d4(buf, off, n, stride, tok)
     return _run_d_laned(buf, off, n, stride, tok)
