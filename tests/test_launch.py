@@ -314,7 +314,9 @@ def test_outer_reduced_dims_go_in_memory_order(spy, nout):
     # outer reduced range, all outputs' runs in turn; the states merge after,
     # in parallel too when there are enough outputs.
     a = np.add.outer(np.arange(float(nout)), np.arange(64) % 2).astype(np.float32)
-    a = np.broadcast_to(a, (BIG // a.size, nout, 64))
+    # a copy, not a broadcast view: an outer reduced dim of stride 0 lies
+    # inside the kept one, and goes by outputs
+    a = np.broadcast_to(a, (BIG // a.size, nout, 64)).copy()
     got = reducemean.mean(a, axis=(0, 2))
     if launch.numba.get_num_threads() > 1:
         if nout >= launch.MERGE_TASKS_MIN:
@@ -322,6 +324,18 @@ def test_outer_reduced_dims_go_in_memory_order(spy, nout):
         else:
             assert spy[-1] == "interleaved_pieces then merge_outputs"
     assert np.array_equal(got, np.arange(nout, dtype=np.float32) + 0.5)  # exact
+
+
+def test_kept_dims_outside_the_reduced_ones_go_by_outputs(spy):
+    # KRR (a crop of NCHW over (2, 3)): each output's values lie together,
+    # so threads take ranges of outputs; the interleaved kernel would jump
+    # between outputs at every run.  Integer values: exact means.
+    x = np.arange(2 * BIG, dtype=np.float32).reshape(-1, 8, 64)[:, :, :32]
+    got = reducemean.mean(x, axis=(1, 2))
+    if launch.numba.get_num_threads() > 1:
+        assert spy[-1] == "inner_serial in tasks"
+    want = x.astype(np.float64).mean(axis=(1, 2))
+    assert np.array_equal(got, want.astype(np.float32))
 
 
 @pytest.mark.parametrize("name", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",

@@ -256,6 +256,22 @@ def _split(pieces, merge, buf, p, out, tok, nstates, args, total, margs, nmerge)
     return run(head, mhead, total, np.empty(total, np.int64), nmerge)
 
 
+def _reduced_outside(plan):
+    """Whether an outer reduced dim lies outside a kept one in memory (its stride is larger).
+
+    Only then does the interleaved kernel read in memory order (or when
+    there is one output, which it splits by outer runs).  With every
+    kept dim outside the reduced ones (a crop of NCHW over (2, 3)), each
+    output's values lie together, and the interleaved kernel jumped between
+    outputs at every run: float32 (32, 64, 56, 56)[..., :28] over (2, 3)
+    took 7.4 ms, 4.4x numpy's time.
+    """
+    if not plan.kept:  # one output: its pieces are shares of the outer runs
+        return True
+    outer = max(abs(stride) for _, stride in plan.reduced[:-1])
+    return outer > min(abs(dim[1]) for dim in plan.kept)
+
+
 def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "short":
         return _ranges(kernels.short_kernel(plan.count), buf, p, out, tok, plan.nout,
@@ -268,7 +284,8 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         return _split(pieces, kernels.parts_merge, buf, p, out, tok,
                       plan.nout * chunks, (chunks,), plan.nout // 2 * chunks, (chunks, tok),
                       plan.nout)
-    if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX:
+    if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX and (
+            _reduced_outside(plan)):
         outer_runs = plan.count // plan.reduced[-1][0]
         if outer_runs >= threads:
             if plan.nout < MERGE_TASKS_MIN:
