@@ -208,6 +208,79 @@ def test_float64_columns_and_short_rows_are_compensated(rows, cols):
         assert ulp_distance(got[j], exact, np.float64) <= 1, (rows, cols, j)
 
 
+@pytest.mark.parametrize("n", [16, 17, 18, 19, 20, 21, 22, 23, 31, 33, 100])
+def test_float64_runs_of_one_output_share_one_set_of_lanes(n):
+    # An output over several reduced dims sums its whole runs in one set of
+    # vector lanes (numerics.run_rows): blocks of eight, then each run's
+    # last n % 8 values padded with -0.0 (runs under 16 values are summed
+    # as columns instead).  Runs here are contiguous, strided and
+    # backwards; each output's runs follow one another along the next
+    # reduced dim, or stop where it ends (three reduced dims); and large
+    # inputs are cut into pieces that start and end inside runs.  Each
+    # output holds a cancelling pair of 1e15, so a plain float64 sum would
+    # lose the small values; a value skipped, read twice or from past a
+    # run's end (the padding) shows against the exact mean.
+    rng = np.random.default_rng(100 + n)
+
+    def data(shape):
+        x = rng.choice([-1.0, 1.0], shape) * 10.0 ** rng.uniform(-6, 6, shape)
+        big = 1e15 * (1 + rng.random(shape[-2]))
+        x[(0,) * (len(shape) - 2) + (slice(None), 0)] = big
+        x[(-1,) * (len(shape) - 2) + (slice(None), n - 1)] = -big
+        return x
+
+    x = data((9, 5, 3 * n))
+    big = data((6001, 2, 3 * n))  # two outputs: in parallel, pieces split runs
+    cases = [
+        (x[:, :, :n], (0, 2)),
+        (x[:, :, ::3], (0, 2)),
+        (x[:, :, ::-3], (0, 2)),
+        (data((4, 3, 5, 3 * n))[:, ::2, :, :n], (0, 1, 3)),
+        (big[:, :, :n], (0, 2)),
+        (big[:, :, 1::3], (0, 2)),
+    ]
+    for v, axes in cases:
+        got = np.asarray(reducemean.mean(v, axis=axes)).ravel()
+        kept = [d for d in range(v.ndim) if d not in axes]
+        values = np.moveaxis(v, kept, 0).reshape(len(got), -1)
+        for k in range(len(got)):
+            exact = sum(map(Fraction, values[k].tolist())) / values.shape[1]
+            assert ulp_distance(got[k], exact, np.float64) <= 1, (v.shape, axes, k)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("n", [16, 17, 23, 40])
+def test_narrow_float_runs_of_one_output_are_one_sum(dtype, n):
+    # float32 and the 16-bit floats sum an output's whole runs in one
+    # float64 sum (numerics.run_rows: contiguous runs vectorised, strided
+    # ones in eight scalar lanes).  Integer values keep every sum exact, so
+    # a value skipped, read twice or read from past a run shows against the
+    # exact mean.
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(n)
+
+    def data(shape):
+        return rng.integers(-200, 200, shape).astype(np.float32).astype(dt)
+
+    x = data((9, 5, 3 * n))
+    big = data((6001, 2, 3 * n))  # in parallel, pieces split runs
+    cases = [
+        (x[:, :, :n], (0, 2)),
+        (x[:, :, ::3], (0, 2)),
+        (x[:, :, ::-3], (0, 2)),
+        (data((4, 3, 5, 3 * n))[:, ::2, :, :n], (0, 1, 3)),
+        (big[:, :, :n], (0, 2)),
+        (big[:, :, 1::3], (0, 2)),
+    ]
+    for v, axes in cases:
+        got = np.asarray(reducemean.mean(v, axis=axes)).ravel()
+        kept = [d for d in range(v.ndim) if d not in axes]
+        values = np.moveaxis(v, kept, 0).reshape(len(got), -1).astype(np.float64)
+        for k in range(len(got)):
+            exact = sum(map(Fraction, values[k].tolist())) / values.shape[1]
+            assert ulp_distance(got[k], exact, dt) <= 1, (v.shape, axes, k)
+
+
 def test_float64_row_pairs_cover_every_row_once():
     # Contiguous float64 rows are summed in pairs up to kernels.PAIR_GAP bytes
     # apart: blocks of 2 * gap rows, then a shorter last block and a lone row.

@@ -710,23 +710,138 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
                   for r in range(rows) for k in (0, 1)]
         out = []
         for r in range(rows):
-            s0, c0 = firsts[2 * r:2 * r + 2]
-            s1, c1 = acc[4 * r + 2], acc[4 * r + 3]
-            # merge the two vectors, then their halves, then the last two lanes
-            s, c = _vec_two_sum(builder, s0, builder.fadd(c0, c1), s1)
-            lo, hi = [0, 1], [2, 3]
-            s, c = _vec_two_sum(builder, _lanes(builder, s, lo),
-                                builder.fadd(_lanes(builder, c, lo), _lanes(builder, c, hi)),
-                                _lanes(builder, s, hi))
-            k0, k1 = ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1)
-            if parts == 2:  # lane 0 holds the even values, lane 1 the odd ones
-                out += [builder.extract_element(s, k0), builder.extract_element(c, k0),
-                        builder.extract_element(s, k1), builder.extract_element(c, k1)]
-                continue
-            c = builder.fadd(builder.extract_element(c, k0), builder.extract_element(c, k1))
-            out += _vec_two_sum(builder, builder.extract_element(s, k0), c,
-                                builder.extract_element(s, k1))
+            out += _merge_lanes(builder, *firsts[2 * r:2 * r + 2], acc[4 * r + 2],
+                                acc[4 * r + 3], parts)
         return context.make_tuple(builder, sig.return_type, out)
+
+    return codegen
+
+
+def _merge_lanes(builder, s0, c0, s1, c1, parts=1):
+    """The state ``[a, b]`` of two vectors of four lanes; ``[a_re, b_re, a_im, b_im]`` with ``parts=2``."""
+    # merge the two vectors, then their halves, then the last two lanes
+    s, c = _vec_two_sum(builder, s0, builder.fadd(c0, c1), s1)
+    lo, hi = [0, 1], [2, 3]
+    s, c = _vec_two_sum(builder, _lanes(builder, s, lo),
+                        builder.fadd(_lanes(builder, c, lo), _lanes(builder, c, hi)),
+                        _lanes(builder, s, hi))
+    k0, k1 = ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 1)
+    if parts == 2:  # lane 0 holds the even values, lane 1 the odd ones
+        return [builder.extract_element(s, k0), builder.extract_element(c, k0),
+                builder.extract_element(s, k1), builder.extract_element(c, k1)]
+    c = builder.fadd(builder.extract_element(c, k0), builder.extract_element(c, k1))
+    return list(_vec_two_sum(builder, builder.extract_element(s, k0), c,
+                             builder.extract_element(s, k1)))
+
+
+def _runs_lanes8_codegen(unit):
+    """Code for :func:`_f64_lanes8_runs`: ``rows`` runs of ``n`` values in one set of lanes.
+
+    Arguments ``(buf, off, stride, n, rows, rstride)``: value ``j`` of run
+    ``r`` is ``buf[off + r*rstride + j*stride]`` (``unit``: ``stride`` is 1
+    and the blocks are vector loads).  Each run adds its blocks of eight to
+    the same two vectors (Fast2Sum), then its last ``n % 8`` values as one
+    more block whose missing lanes are -0.0 (``x + -0.0`` is ``x`` for every
+    ``x``, -0.0 included); the lanes are merged once, at the end.  A run sum
+    per run ended in a chain of lane merges and a merge into the output's
+    state: most of the time of runs of a few dozen values.
+    """
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        off, stride, n, rows, rstride = args[1:]
+        align = 8 if sig.args[0].aligned else 1
+        i64 = ir.IntType(64)
+        i32 = ir.IntType(32)
+        vptr = _V4.as_pointer()
+        zero = ir.Constant(_V4, None)
+        blocks = builder.ashr(n, ir.Constant(i64, 3))
+        rem = builder.and_(n, ir.Constant(i64, 7))
+        entry = builder.basic_block
+
+        def load(base, j):
+            """Values ``j`` to ``j + 3`` of a run."""
+            if unit:
+                return builder.load(builder.bitcast(builder.gep(base, [j]), vptr), align=align)
+            v = zero
+            for m in range(4):
+                x = builder.load(builder.gep(base, [builder.mul(
+                    builder.add(j, ir.Constant(i64, m)), stride)]), align=align)
+                v = builder.insert_element(v, x, ir.Constant(i32, m))
+            return v
+
+        def tail(base, k):
+            """Vector ``k`` of the last ``rem`` values, -0.0 past them."""
+            v = zero
+            for m in range(4 * k, 4 * k + 4):
+                # a value of the run (the last one for lanes past rem): always readable
+                j = builder.add(builder.shl(blocks, ir.Constant(i64, 3)), builder.select(
+                    builder.icmp_signed("<", ir.Constant(i64, m), rem), ir.Constant(i64, m),
+                    builder.sub(rem, ir.Constant(i64, 1))))
+                x = builder.load(builder.gep(base, [builder.mul(j, stride)]), align=align)
+                x = builder.select(builder.icmp_signed("<", ir.Constant(i64, m), rem), x,
+                                   ir.Constant(ir.DoubleType(), -0.0))
+                v = builder.insert_element(v, x, ir.Constant(i32, m - 4 * k))
+            return v
+
+        outer = builder.append_basic_block("runs.outer")
+        start = builder.append_basic_block("runs.start")
+        head = builder.append_basic_block("runs.head")
+        body = builder.append_basic_block("runs.body")
+        after = builder.append_basic_block("runs.after")
+        last = builder.append_basic_block("runs.last")
+        nxt = builder.append_basic_block("runs.next")
+        done = builder.append_basic_block("runs.done")
+        builder.branch(outer)
+
+        builder.position_at_end(outer)
+        r = builder.phi(i64)
+        r.add_incoming(ir.Constant(i64, 0), entry)
+        acc = [builder.phi(_V4) for _ in range(4)]  # s0, c0, s1, c1
+        for phi in acc:
+            phi.add_incoming(zero, entry)
+        builder.cbranch(builder.icmp_signed("<", r, rows), start, done)
+
+        builder.position_at_end(start)
+        base = builder.gep(ary.data, [builder.add(off, builder.mul(r, rstride))])
+        builder.branch(head)
+
+        builder.position_at_end(head)
+        i = builder.phi(i64)
+        i.add_incoming(ir.Constant(i64, 0), start)
+        inner = [builder.phi(_V4) for _ in range(4)]
+        for phi, a in zip(inner, acc):
+            phi.add_incoming(a, start)
+        builder.cbranch(builder.icmp_signed("<", i, blocks), body, after)
+
+        builder.position_at_end(body)
+        j = builder.shl(i, ir.Constant(i64, 3))
+        x0 = load(base, j)
+        x1 = load(base, builder.add(j, ir.Constant(i64, 4)))
+        upd = [*_vec_fast_two_sum(builder, inner[0], inner[1], x0),
+               *_vec_fast_two_sum(builder, inner[2], inner[3], x1)]
+        i.add_incoming(builder.add(i, ir.Constant(i64, 1)), body)
+        for phi, val in zip(inner, upd):
+            phi.add_incoming(val, body)
+        builder.branch(head)
+
+        builder.position_at_end(after)
+        builder.cbranch(builder.icmp_signed("!=", rem, ir.Constant(i64, 0)), last, nxt)
+
+        builder.position_at_end(last)
+        tails = [*_vec_fast_two_sum(builder, inner[0], inner[1], tail(base, 0)),
+                 *_vec_fast_two_sum(builder, inner[2], inner[3], tail(base, 1))]
+        builder.branch(nxt)
+
+        builder.position_at_end(nxt)
+        ends = [_phi2(builder, a, after, t, last) for a, t in zip(inner, tails)]
+        r.add_incoming(builder.add(r, ir.Constant(i64, 1)), nxt)
+        for phi, val in zip(acc, ends):
+            phi.add_incoming(val, nxt)
+        builder.branch(outer)
+
+        builder.position_at_end(done)
+        return context.make_tuple(builder, sig.return_type, _merge_lanes(builder, *acc))
 
     return codegen
 
@@ -829,6 +944,24 @@ _f64_lanes8_parts_strided = _strided_lanes8(
     """, parts=2)
 
 
+def _runs_lanes8(unit, doc):
+    def typer(typingctx, buf, off, stride, n, rows, rstride):
+        if not (_plain_f64_array(buf) and all(
+                isinstance(t, types.Integer) for t in (off, stride, n, rows, rstride))):
+            return None
+        sig = types.UniTuple(types.float64, 2)(buf, *(types.int64,) * 5)
+        return sig, _runs_lanes8_codegen(unit)
+
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+_f64_lanes8_runs = _runs_lanes8(
+    False, """The state of ``rows`` strided runs of plain float64 (:func:`_runs_lanes8_codegen`).""")
+_f64_lanes8_unit_runs = _runs_lanes8(
+    True, """:func:`_f64_lanes8_runs` of contiguous runs (``stride`` 1).""")
+
+
 def plain_f64(buf, tok):
     """At typing time, from Numba types: ``buf`` is flat float64 storage read as it is."""
     return _plain_f64_array(buf) and not isinstance(tok.dtype, types.Float)
@@ -858,6 +991,94 @@ def run_pair_f64(buf, off0, off1, n, tok):
         a0, b0 = add_value(a0, b0, buf, np.uint64(off0 + i), tok)
         a1, b1 = add_value(a1, b1, buf, np.uint64(off1 + i), tok)
     return a0, b0, a1, b1
+
+
+def run_rows(buf, off, n, stride, rows, rstride, tok):
+    """The state of ``rows`` runs of ``n`` values: ``buf[off + r*rstride + i*stride]``.
+
+    Plain float64 sums them all in one set of vector lanes
+    (:func:`_runs_lanes8_codegen`), and float32 and the 16-bit floats in one
+    float64 sum; other reads (integers, exact and scaled reads, every
+    second value) sum each run and merge.
+    """
+
+
+@register_jitable
+def _rows_plain_f64(buf, off, n, stride, rows, rstride, tok):
+    if stride == 1:
+        return _f64_lanes8_unit_runs(buf, off, 1, n, rows, rstride)
+    return _f64_lanes8_runs(buf, off, stride, n, rows, rstride)
+
+
+@register_jitable
+def _rows_plain_f64_unit(buf, off, n, stride, rows, rstride, tok):
+    return _f64_lanes8_unit_runs(buf, off, 1, n, rows, rstride)
+
+
+@register_jitable
+def _rows_each(buf, off, n, stride, rows, rstride, tok):
+    a, b = zero_state(buf, tok)
+    for r in range(rows):
+        a2, b2 = run_sum(buf, off + r * rstride, n, stride, tok)
+        a, b = merge(a, b, a2, b2, tok)
+    return a, b
+
+
+# F (plain float64 sums of narrower floats): one sum across the runs, as
+# _run_f and _run_f_strided sum one run
+@njit(fastmath={"reassoc", "contract"}, **_HELPER)
+def _rows_f(buf, off, n, stride, rows, rstride, tok):
+    s = 0.0
+    for r in range(rows):
+        base = off + r * rstride
+        for i in range(n):
+            s += widen(buf[np.uint64(base + i)], tok)
+    return s, 0.0
+
+
+@njit(**_HELPER)
+def _rows_f_strided(buf, off, n, stride, rows, rstride, tok):
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    for r in range(rows):
+        base = off + r * rstride
+        i = 0
+        while i + 8 <= n:
+            k = base + i * stride
+            s0 += widen(buf[np.uint64(k)], tok)
+            s1 += widen(buf[np.uint64(k + stride)], tok)
+            s2 += widen(buf[np.uint64(k + 2 * stride)], tok)
+            s3 += widen(buf[np.uint64(k + 3 * stride)], tok)
+            s4 += widen(buf[np.uint64(k + 4 * stride)], tok)
+            s5 += widen(buf[np.uint64(k + 5 * stride)], tok)
+            s6 += widen(buf[np.uint64(k + 6 * stride)], tok)
+            s7 += widen(buf[np.uint64(k + 7 * stride)], tok)
+            i += 8
+        while i < n:
+            s0 += widen(buf[np.uint64(base + i * stride)], tok)
+            i += 1
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), 0.0
+
+
+@register_jitable
+def _rows_f_call(buf, off, n, stride, rows, rstride, tok):
+    # (the branch outside the fast-math loop, as in _run_f_call)
+    if stride == 1:
+        return _rows_f(buf, off, n, stride, rows, rstride, tok)
+    return _rows_f_strided(buf, off, n, stride, rows, rstride, tok)
+
+
+@register_jitable
+def _rows_f_unit(buf, off, n, stride, rows, rstride, tok):
+    return _rows_f(buf, off, n, stride, rows, rstride, tok)
+
+
+@overload(run_rows, jit_options=_OVERLOAD_OPTS)
+def _run_rows(buf, off, n, stride, rows, rstride, tok):
+    if plain_f64(buf, tok):
+        return _rows_plain_f64_unit if tok.ndim == 2 else _rows_plain_f64
+    if _family(buf, tok) == "F" and tok.ndim <= 2:
+        return _rows_f_unit if tok.ndim == 2 else _rows_f_call
+    return _rows_each
 
 
 def run_parts(buf, off, n, tok):
