@@ -823,14 +823,22 @@ def outer_serial(buf, p, out, tok, block, blk, u0, u1):
     ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
     bad = 0
     few = nko * nblocks < FEW_UNITS
+    # one pair of state arrays for every unit, zeroed again after each: an
+    # allocation per unit cost most of the time of narrow blocks of few rows
+    fa, fb = state_arrays(min(block, ncols), buf, tok)
     for u in range(u0, u1):
         ko = u // nblocks
         j0 = (u - ko * nblocks) * block
         width = min(block, ncols - j0)
         off, oo = _kept_offsets(p, ko, True)
-        sa, sb = state_arrays(width, buf, tok)
+        sa = fa[:width]
+        sb = fb[:width]
         call_task(blk, (buf, p, tok, sa, sb, off + j0 * step, width, step, few), _ZERO, p[1])
         bad += store_block(out, oo + j0 * ostep, ostep, sa, sb, p[1], tok)
+        if u + 1 < u1:
+            for j in range(width):
+                sa[j] = 0
+                sb[j] = 0
     return bad
 
 
