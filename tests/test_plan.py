@@ -111,10 +111,10 @@ def test_complex_parts_dimension_alone_takes_the_parts_family(shape, axes, view,
     [
         ((slice(None), slice(None, None, 2)), 1, 2),  # rows of every second value
         ((slice(None), slice(None, None, 2)), None, 2),  # dims that cannot merge
-        ((slice(None), slice(None, None, -2)), 1, 2),  # read backwards
+        ((slice(None), slice(None, None, -2)), 1, 2),  # read backwards: forwards
         ((slice(None), slice(None)), 1, 1),  # contiguous rows
         ((slice(None), slice(None)), None, 1),
-        ((slice(None), slice(None, None, -1)), 1, 0),  # contiguous, backwards: any
+        ((slice(None), slice(None, None, -1)), 1, 1),  # contiguous, backwards: forwards
         ((slice(None), slice(None, None, 2)), 0, 2),  # columns of every second value
         ((slice(None), slice(None, None, -2)), 0, 0),  # ... read backwards
         ((slice(None), slice(None, None, 3)), 0, 0),
@@ -122,7 +122,7 @@ def test_complex_parts_dimension_alone_takes_the_parts_family(shape, axes, view,
         ((slice(None), slice(None, None, 3)), 1, 0),
         ((slice(None), slice(0, 24, 2)), 1, 2),  # short runs, but strided: plain rows
         ((slice(None), slice(0, 12)), 1, 1),  # short runs, rows apart: plain rows
-        ((slice(None), slice(12, 0, -1)), 1, 0),  # ... read backwards
+        ((slice(None), slice(12, 0, -1)), 1, 1),  # ... read backwards: forwards
     ],
 )
 def test_runs_with_one_step_are_marked(view, axes, run_step):
@@ -140,7 +140,7 @@ def test_runs_with_one_step_are_marked(view, axes, run_step):
         ((slice(None), slice(0, 4)), "inner"),  # part rows
         ((slice(None), slice(None, None, 2)), "inner"),  # strided values
         ((slice(None, None, -1), slice(None)), "inner"),  # rows in reverse
-        ((slice(None), slice(None, None, -1)), "inner"),  # values in reverse
+        ((slice(None), slice(None, None, -1)), "short"),  # values in reverse: read forwards
     ],
 )
 def test_only_contiguous_short_rows_take_the_short_family(view, family):
@@ -185,13 +185,30 @@ def test_every_second_complex_column_is_one_kept_dim_of_both_parts(shape, view, 
     (np.s_[:, ::2], 1, 2),  # every second value, one run a row
     (np.s_[:, :10:2], None, 0),  # ... over two reduced dims: strided
     (np.s_[:, ::3], 1, 0),  # strided
-    (np.s_[:, ::-1], 1, 0),  # backwards
+    (np.s_[:, ::-1], 1, 1),  # backwards: read forwards, contiguous
 ])
 def test_complex_runs_mark_the_loops_their_kernels_need(view, axes, run_step):
     # the parts kernels compile only their token's loops (kernels._parts_partial)
     p = _plan(np.empty((6, 12), np.complex128)[view], axes, pairs=True)
     assert p.family == "parts"
     assert p.run_step == run_step
+
+
+@pytest.mark.parametrize("view, axes, reduced, start", [
+    (np.s_[:, ::-1], 1, ((10,), (1,)), 0),  # rows: each one forwards
+    (np.s_[::-1, ::-1], None, ((60,), (1,)), 0),  # the whole array: one run
+    (np.s_[::-1], 0, ((6,), (10,)), 0),  # columns: rows from the last
+    (np.s_[:, 8:2:-3], 1, ((2,), (3,)), 0),
+    (np.s_[::-1, ::-1], 1, ((10,), (1,)), 50),  # the kept dim stays backwards
+])
+def test_reduced_dims_read_backwards_are_read_forwards(view, axes, reduced, start):
+    # the same values, so the same mean; then they merge like forward dims.
+    # Kept dims keep their order (the result's layout follows them).
+    x = np.empty((6, 10), np.float64)
+    p = _plan(x[view], axes)
+    assert tuple(zip(*p.reduced)) == reduced
+    assert all(s > 0 for _, s in p.reduced)
+    assert p.params[0] == start  # offset of the first value read, from the lowest address
 
 
 def test_strides_that_are_not_whole_elements_have_no_plan():

@@ -11,12 +11,13 @@ kernel combines into the means (see ``launch._split``).
 Every kernel reads a flat storage buffer through the packed plan ``p`` (see
 :func:`reducemean.plan.pack`), an int64 array::
 
-    p[0] base element offset      p[1] count (values per mean)
+    p[0] first value's offset     p[1] count (values per mean)
     p[2] nk kept dims             p[3] nr reduced dims       p[4] outputs
     p[5 : 5+3*nk]          kept dims, outer to inner: (extent, in stride, out stride)
     p[5+3*nk : 5+3*nk+2*nr] reduced dims, outer to inner: (extent, in stride)
 
-Strides are in storage elements and may be negative or zero.  Indices are
+Strides are in storage elements and may be zero; kept strides may be
+negative (the plan reads reduced dims forwards).  Indices are
 64-bit throughout; loads use unsigned indices so Numba adds no wrap-around
 test to the hot loops.
 

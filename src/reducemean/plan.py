@@ -4,8 +4,9 @@ A :class:`Plan` says how to walk an array's memory to reduce it over a set of
 axes, without copying it:
 
 1. length-1 dimensions are dropped (they change nothing);
-2. the remaining dimensions are ordered by decreasing absolute stride, so
-   the innermost loop runs over the smallest stride whatever the view's axis
+2. reduced dimensions with a negative stride are read forwards, and the
+   remaining dimensions are ordered by decreasing absolute stride, so the
+   innermost loop runs over the smallest stride whatever the view's axis
    order (a transposed or Fortran array is walked in memory order);
 3. neighbours that are both kept or both reduced are merged wherever their
    strides allow, so a contiguous block becomes one long span;
@@ -52,7 +53,7 @@ class Plan:
     pattern: str
     family: str  #: ``"inner"``, ``"outer"``, ``"short"`` or ``"parts"``: which kernel loop shape
     kept: tuple  #: merged kept dims, outer to inner: (extent, in stride, out stride)
-    reduced: tuple  #: merged reduced dims, outer to inner: (extent, in stride)
+    reduced: tuple  #: merged reduced dims, outer to inner: (extent, in stride >= 0)
     count: int  #: values averaged into each output (0: empty slices)
     nout: int  #: storage elements written (outputs, times 2 for complex)
     out_shape: tuple  #: shape of the result
@@ -133,7 +134,20 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, pair_column
     span = 1 + sum((n - 1) * abs(s) for n, s in zip(shape, el)) + (unit - 1)
     base = sum((n - 1) * -s for n, s in zip(shape, el) if s < 0 and n > 0)
 
-    dims = [(shape[d], el[d], out_stride.get(d)) for d in range(ndim) if shape[d] != 1]
+    # A reduced dim read backwards is read forwards instead, from its other
+    # end: its values, and so the mean, are the same, and it can then merge
+    # with its neighbours (a reversed row becomes one contiguous run).
+    # ``start`` is the kernels' offset of the first value they read.
+    start = base
+    dims = []
+    for d in range(ndim):
+        n, s, o = shape[d], el[d], out_stride.get(d)
+        if n == 1:
+            continue
+        if o is None and s < 0:
+            start += (n - 1) * s
+            s = -s
+        dims.append((n, s, o))
     if pairs:
         dims.append((2, 1, 1))
     dims.sort(key=lambda t: -abs(t[1]))  # stable: ties keep axis order
@@ -192,7 +206,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, pair_column
                 family = "outer"
             elif reduced[0][1] == 1 and kept[0][1:] == (reduced[0][0], 1):
                 family = "short"
-    params = pack(base, count, kept, reduced, nout)
+    params = pack(start, count, kept, reduced, nout)
     folded = (
         (pattern, family) == ("columns", "outer") and not base  # RK: one kept, one reduced
         and kept[0][1:] == (1, 1) and reduced[0][1] == kept[0][0] < FOLD_WIDTH
