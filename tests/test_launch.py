@@ -338,6 +338,17 @@ def test_kept_dims_outside_the_reduced_ones_go_by_outputs(spy):
     assert np.array_equal(got, want.astype(np.float32))
 
 
+def test_a_whole_reduction_of_several_runs_goes_in_pieces(spy):
+    # One output over two reduced dims (a crop of a wider array): pieces of
+    # its flat range, each summed a run of runs at a time, not the
+    # interleaved kernel's run sum and merge per run.  Exact means.
+    x = np.arange(2 * BIG, dtype=np.float32).reshape(-1, 64)[:, :48]
+    got = reducemean.mean(x)
+    if launch.numba.get_num_threads() > 1:
+        assert spy[-1] == "inner_pieces then merge_outputs"
+    assert got == np.float32(x.astype(np.float64).mean())
+
+
 @pytest.mark.parametrize("name", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",
                                   "int64", "uint64", "float16", "bfloat16", "float32", "float64"])
 def test_split_kernels_hold_every_dtypes_states(spy, name):
