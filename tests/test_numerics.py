@@ -297,6 +297,14 @@ def test_float64_row_pairs_cover_every_row_once():
         assert ulp_distance(got[r], exact, np.float64) <= 1, r
 
 
+def _runs_apart(x, k):
+    """``k`` copies of each row of ``x``, each a run of its own: shape (rows, k, n), runs apart."""
+    rows, n = x.shape
+    y = np.zeros((rows, k, n + 2), x.dtype)
+    y[:, :, :n] = x[:, None, :]
+    return y[:, :, :n]
+
+
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 17, 100, 1001])
 def test_complex_rows_sum_both_parts_in_one_pass(dtype, n):
@@ -324,6 +332,7 @@ def test_complex_rows_sum_both_parts_in_one_pass(dtype, n):
         (np.repeat(x, 3, axis=1)[:, ::3], 1),  # strided rows: each value's pair loaded
         (x[:, ::-1], 1),  # backwards: strided too
         (x.reshape(2, 3, n).transpose(1, 0, 2), (1, 2)),  # two reduced dims
+        (_runs_apart(x, 3), (1, 2)),  # runs of runs (numerics.run_parts_rows)
     ]
     for a, axis in cases:
         got = np.asarray(reducemean.mean(a, axis=axis)).reshape(-1)

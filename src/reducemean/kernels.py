@@ -54,8 +54,9 @@ from numba.extending import overload
 from .cacheload import adopt
 from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts,
-    run_parts_step2, run_parts_strided, run_rows, run_sum, short_exact, state_arrays,
-    step2_columns, store, store_block, store_short, superset_columns, wide_int_states, zero_state,
+    run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_sum, short_exact,
+    state_arrays, step2_columns, store, store_block, store_short, superset_columns,
+    wide_int_states, zero_state,
 )
 from .tasks import call_task
 
@@ -505,15 +506,20 @@ def _parts_runs(buf, p, tok, o, lo, hi):
     rb = 5 + 3 * p[2]
     run = p[rb + 2 * (nr - 1)]
     step = p[rb + 2 * (nr - 1) + 1]
+    e2 = p[rb + 2 * (nr - 2)]  # as in _inner_partial
+    s2 = p[rb + 2 * (nr - 2) + 1]
     ar, br = zero_state(buf, tok)
     ai, bi = zero_state(buf, tok)
     f = lo
     while f < hi:
         start, m = _segment(p, off, f, hi, run, step, nr)
-        a2, b2, a3, b3 = run_parts(buf, start, m, tok)
+        k = 1
+        if m == run:
+            k = min(e2 - (f // run) % e2, (hi - f) // run)
+        a2, b2, a3, b3 = run_parts_rows(buf, start, m, k, s2, tok)
         ar, br = merge(ar, br, a2, b2, tok)
         ai, bi = merge(ai, bi, a3, b3, tok)
-        f += m
+        f += k * m
     return oo, ar, br, ai, bi
 
 

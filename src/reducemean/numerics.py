@@ -734,7 +734,7 @@ def _merge_lanes(builder, s0, c0, s1, c1, parts=1):
                              builder.extract_element(s, k1)))
 
 
-def _runs_lanes8_codegen(unit):
+def _runs_lanes8_codegen(unit, parts=1):
     """Code for :func:`_f64_lanes8_runs`: ``rows`` runs of ``n`` values in one set of lanes.
 
     Arguments ``(buf, off, stride, n, rows, rstride)``: value ``j`` of run
@@ -744,7 +744,9 @@ def _runs_lanes8_codegen(unit):
     more block whose missing lanes are -0.0 (``x + -0.0`` is ``x`` for every
     ``x``, -0.0 included); the lanes are merged once, at the end.  A run sum
     per run ended in a chain of lane merges and a merge into the output's
-    state: most of the time of runs of a few dozen values.
+    state: most of the time of runs of a few dozen values.  With ``parts=2``
+    the runs are of contiguous complex values (``n`` float64s, even) and
+    the lanes' parity is the part, as in :func:`_lanes8_codegen`.
     """
 
     def codegen(context, builder, sig, args):
@@ -841,7 +843,7 @@ def _runs_lanes8_codegen(unit):
         builder.branch(outer)
 
         builder.position_at_end(done)
-        return context.make_tuple(builder, sig.return_type, _merge_lanes(builder, *acc))
+        return context.make_tuple(builder, sig.return_type, _merge_lanes(builder, *acc, parts))
 
     return codegen
 
@@ -944,13 +946,13 @@ _f64_lanes8_parts_strided = _strided_lanes8(
     """, parts=2)
 
 
-def _runs_lanes8(unit, doc):
+def _runs_lanes8(unit, doc, parts=1):
     def typer(typingctx, buf, off, stride, n, rows, rstride):
         if not (_plain_f64_array(buf) and all(
                 isinstance(t, types.Integer) for t in (off, stride, n, rows, rstride))):
             return None
-        sig = types.UniTuple(types.float64, 2)(buf, *(types.int64,) * 5)
-        return sig, _runs_lanes8_codegen(unit)
+        sig = types.UniTuple(types.float64, 2 * parts)(buf, *(types.int64,) * 5)
+        return sig, _runs_lanes8_codegen(unit, parts)
 
     typer.__doc__ = doc
     return intrinsic(typer)
@@ -960,6 +962,9 @@ _f64_lanes8_runs = _runs_lanes8(
     False, """The state of ``rows`` strided runs of plain float64 (:func:`_runs_lanes8_codegen`).""")
 _f64_lanes8_unit_runs = _runs_lanes8(
     True, """:func:`_f64_lanes8_runs` of contiguous runs (``stride`` 1).""")
+_f64_lanes8_parts_runs = _runs_lanes8(
+    True, """:func:`_f64_lanes8_unit_runs` of complex values: ``(a_re, b_re, a_im, b_im)``.""",
+    parts=2)
 
 
 def plain_f64(buf, tok):
@@ -1109,6 +1114,49 @@ def _parts_f_call(buf, off, n, tok):
     return _parts_f(buf, off, n, tok)
 
 
+def run_parts_rows(buf, off, n, rows, rstride, tok):
+    """:func:`run_parts` of ``rows`` runs of ``n`` contiguous complex values, ``rstride`` apart.
+
+    As :func:`run_rows`: plain complex128 in one set of vector lanes,
+    complex64 in one float64 sum per part; other reads (exact, scaled) sum
+    each run and merge.
+    """
+
+
+@register_jitable
+def _parts_rows_vec(buf, off, n, rows, rstride, tok):
+    return _f64_lanes8_parts_runs(buf, off, 1, 2 * n, rows, rstride)
+
+
+@njit(fastmath={"reassoc", "contract"}, **_HELPER)
+def _parts_rows_f(buf, off, n, rows, rstride, tok):
+    s0 = 0.0
+    s1 = 0.0
+    for r in range(rows):
+        base = off + r * rstride
+        for i in range(n):
+            k = base + 2 * i
+            s0 += widen(buf[np.uint64(k)], tok)
+            s1 += widen(buf[np.uint64(k + 1)], tok)
+    return s0, 0.0, s1, 0.0
+
+
+@register_jitable
+def _parts_rows_f_call(buf, off, n, rows, rstride, tok):
+    return _parts_rows_f(buf, off, n, rows, rstride, tok)
+
+
+@register_jitable
+def _parts_rows_each(buf, off, n, rows, rstride, tok):
+    ar, br = zero_state(buf, tok)
+    ai, bi = zero_state(buf, tok)
+    for r in range(rows):
+        a2, b2, a3, b3 = run_parts(buf, off + r * rstride, n, tok)
+        ar, br = merge(ar, br, a2, b2, tok)
+        ai, bi = merge(ai, bi, a3, b3, tok)
+    return ar, br, ai, bi
+
+
 def run_parts_step2(buf, off, n, tok):
     """:func:`run_parts` of every second complex value: ``buf[off + 4*i]``, ``buf[off + 4*i + 1]``."""
 
@@ -1194,6 +1242,15 @@ def _run_parts(buf, off, n, tok):
     if _family(buf, tok) == "F":
         return _parts_f_call
     return strided
+
+
+@overload(run_parts_rows, jit_options=_OVERLOAD_OPTS)
+def _run_parts_rows(buf, off, n, rows, rstride, tok):
+    if plain_f64(buf, tok):
+        return _parts_rows_vec
+    if _family(buf, tok) == "F":
+        return _parts_rows_f_call
+    return _parts_rows_each
 
 
 @overload(run_parts_step2, jit_options=_OVERLOAD_OPTS)
