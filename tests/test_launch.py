@@ -98,7 +98,7 @@ def spy(monkeypatch):
     """
     calls = []
     for name in ("inner_serial", "rows_serial", "whole_serial", "short_serial", "outer_serial",
-                 "parts_serial", "parts_general",
+                 "parts_serial", "parts_general", "short_strided",
                  *kernels.SHORT_KERNELS.values()):
         real = getattr(kernels, name)
 
@@ -264,20 +264,23 @@ def test_first_row_calls_compile_only_their_own_loops():
         assert f"{name} 0" in lines
 
 
-@pytest.mark.parametrize("view, first", [((slice(None), slice(0, 4)), 1.5),
-                                         ((slice(None), slice(None, None, 2)), 3.0)])
-def test_short_rows_not_one_after_another_go_by_the_row_loop(spy, view, first):
-    # part rows or every second value: the short-row kernel only takes
-    # contiguous rows (its unrolled loops assume them)
+@pytest.mark.parametrize("view, first, kernel", [
+    ((slice(None), slice(0, 4)), 1.5, "rows_serial"),
+    ((slice(None), slice(None, None, 2)), 3.0, "short_strided"),
+])
+def test_short_rows_not_one_after_another_skip_the_short_kernels(spy, view, first, kernel):
+    # part rows (the row loop) or every second value (short_strided): the
+    # short-row kernels only take contiguous rows (their unrolled loops
+    # assume them)
     a = np.arange(2 * BIG, dtype=np.float32).reshape(-1, 8)[view]
     got = reducemean.mean(a, axis=1)
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "rows_serial in tasks"
+        assert spy[-1] == kernel + " in tasks"
     want = np.arange(a.shape[0], dtype=np.float64) * 8 + first  # exact in float32
     assert np.array_equal(got, want.astype(np.float32))
     with launch.serial_only():
         got = reducemean.mean(a[:100], axis=1)
-    assert spy[-1] == "rows_serial"
+    assert spy[-1] == kernel
     assert np.array_equal(got, want[:100].astype(np.float32))
 
 
@@ -324,6 +327,38 @@ def test_outer_reduced_dims_go_in_memory_order(spy, nout):
         else:
             assert spy[-1] == "interleaved_pieces then merge_outputs"
     assert np.array_equal(got, np.arange(nout, dtype=np.float32) + 0.5)  # exact
+
+
+@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32", "uint8",
+                                  "int64", "uint64"])
+def test_strided_short_rows_are_added_value_by_value(spy, name):
+    # Rows under 16 values that are strided take short_strided, serial and
+    # as parallel tasks; contiguous rows apart, and int64 and uint64 rows,
+    # keep rows_serial.  Integer values: every mean is checked against the
+    # exact one, to 1 ulp of the result.
+    dt = BFLOAT16 if name == "bfloat16" else np.dtype(name)
+    rng = np.random.default_rng(len(name))
+    wide = dt.kind in "iu" and dt.itemsize == 8
+    small = rng.integers(0, 100, (64, 30)).astype(dt)
+    big = rng.integers(0, 100, (BIG // 4, 8)).astype(dt)
+    two = launch.numba.get_num_threads() > 1
+    cases = [
+        (small[:, ::2], "short_strided"),  # 15 values, every second
+        (small[:, 1::3], "short_strided"),
+        (small[::-1, ::4], "short_strided"),  # rows read backwards, their values strided
+        (small[:, :12], "rows_serial"),  # contiguous, rows apart
+        (big[:, ::2], "short_strided in tasks" if two else "short_strided"),
+    ]
+    for v, kernel in cases:
+        got = reducemean.mean(v, axis=1)
+        if wide:
+            kernel = kernel.replace("short_strided", "rows_serial")
+        assert spy[-1] == kernel, (v.shape, v.strides)
+        sums = v.astype(np.int64).sum(axis=1)
+        result = np.float64 if dt.kind in "iu" else dt
+        for r in range(0, v.shape[0], max(1, v.shape[0] // 64)):
+            exact = Fraction(int(sums[r]), v.shape[1])
+            assert ulp_distance(got[r], exact, result) <= 1, (v.shape, r)
 
 
 def test_kept_dims_outside_the_reduced_ones_go_by_outputs(spy):

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import kernels, tasks
 from .numerics import run_token, small_sums_token, state_dtype
+from .plan import SHORT_RUN
 
 #: Work, in elements read times the dispatch entry's cost (2 for float64, 1
 #: otherwise), below which a reduction runs on the calling thread.  Measured
@@ -145,9 +146,21 @@ def block_task(buf, p, tok):
     return blk
 
 
-def row_kernel(plan):
-    """The row loop for a plan of one reduced dim: ``whole_serial`` when it keeps none."""
-    return kernels.rows_serial if plan.kept else kernels.whole_serial
+def row_kernel(plan, buf):
+    """The row loop for a plan of one reduced dim over ``buf``: ``whole_serial`` when it keeps none.
+
+    Strided rows under SHORT_RUN values take ``short_strided`` (contiguous
+    ones one after another are the short family).  Contiguous rows apart
+    keep ``rows_serial``, whose vector lanes read them 1.2-2.8x faster, and
+    so do int64 and uint64 rows, whose run sum splits the values into
+    halves faster than one value at a time (0.7-0.9x in short_strided).
+    """
+    if not plan.kept:
+        return kernels.whole_serial
+    if plan.count < SHORT_RUN and plan.run_step != 1 and not (
+            buf.dtype.kind in "iu" and buf.dtype.itemsize == 8):
+        return kernels.short_strided
+    return kernels.rows_serial
 
 
 def parts_kernels(plan):
@@ -170,7 +183,7 @@ def serial_kernel(plan, buf, tok):
     """
     if plan.family == "inner":
         if len(plan.kept) <= 1 and len(plan.reduced) == 1:
-            return row_kernel(plan), (0, plan.nout)
+            return row_kernel(plan, buf), (0, plan.nout)
         return kernels.inner_serial, (0, plan.nout)
     if plan.family == "short":
         return kernels.short_kernel(plan.count), (0, plan.nout)
@@ -303,7 +316,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1 and len(plan.kept) == 1 and len(plan.reduced) == 1:
-            return _ranges(row_kernel(plan), buf, p, out, tok, plan.nout, threads)
+            return _ranges(row_kernel(plan, buf), buf, p, out, tok, plan.nout, threads)
         if chunks == 1:
             return _ranges(kernels.inner_serial, buf, p, out, tok, plan.nout, threads)
         # under 4 x threads outputs (see _chunks): the merge is short, and serial
