@@ -229,8 +229,18 @@ def test_float64_runs_of_one_output_share_one_set_of_lanes(n):
         x[(-1,) * (len(shape) - 2) + (slice(None), n - 1)] = -big
         return x
 
+    _check_runs_of_runs(data, n, np.float64)
+
+
+def _check_runs_of_runs(data, n, dtype):
+    """Means of views whose outputs sum several runs of ``n`` values, against exact means.
+
+    ``data(shape)`` makes the arrays: contiguous, strided and backwards
+    runs; three reduced dims; and two outputs of many runs, in parallel,
+    whose pieces split runs.
+    """
     x = data((9, 5, 3 * n))
-    big = data((6001, 2, 3 * n))  # two outputs: in parallel, pieces split runs
+    big = data((6001, 2, 3 * n))
     cases = [
         (x[:, :, :n], (0, 2)),
         (x[:, :, ::3], (0, 2)),
@@ -242,10 +252,10 @@ def test_float64_runs_of_one_output_share_one_set_of_lanes(n):
     for v, axes in cases:
         got = np.asarray(reducemean.mean(v, axis=axes)).ravel()
         kept = [d for d in range(v.ndim) if d not in axes]
-        values = np.moveaxis(v, kept, 0).reshape(len(got), -1)
+        values = np.moveaxis(v, kept, 0).reshape(len(got), -1).astype(np.float64)
         for k in range(len(got)):
             exact = sum(map(Fraction, values[k].tolist())) / values.shape[1]
-            assert ulp_distance(got[k], exact, np.float64) <= 1, (v.shape, axes, k)
+            assert ulp_distance(got[k], exact, dtype) <= 1, (v.shape, axes, k)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
@@ -262,23 +272,7 @@ def test_narrow_float_runs_of_one_output_are_one_sum(dtype, n):
     def data(shape):
         return rng.integers(-200, 200, shape).astype(np.float32).astype(dt)
 
-    x = data((9, 5, 3 * n))
-    big = data((6001, 2, 3 * n))  # in parallel, pieces split runs
-    cases = [
-        (x[:, :, :n], (0, 2)),
-        (x[:, :, ::3], (0, 2)),
-        (x[:, :, ::-3], (0, 2)),
-        (data((4, 3, 5, 3 * n))[:, ::2, :, :n], (0, 1, 3)),
-        (big[:, :, :n], (0, 2)),
-        (big[:, :, 1::3], (0, 2)),
-    ]
-    for v, axes in cases:
-        got = np.asarray(reducemean.mean(v, axis=axes)).ravel()
-        kept = [d for d in range(v.ndim) if d not in axes]
-        values = np.moveaxis(v, kept, 0).reshape(len(got), -1).astype(np.float64)
-        for k in range(len(got)):
-            exact = sum(map(Fraction, values[k].tolist())) / values.shape[1]
-            assert ulp_distance(got[k], exact, dt) <= 1, (v.shape, axes, k)
+    _check_runs_of_runs(data, n, dt)
 
 
 def test_float64_row_pairs_cover_every_row_once():

@@ -457,25 +457,28 @@ def _run_f2(buf, off, n, stride, tok):
 
 # Other strided runs stay scalar: vectorised, they become gathers, which measured
 # four times slower than eight independent scalar lanes on the AMD cores here.
-# No fast-math, so LLVM keeps the lanes as written.
+# No fast-math, so LLVM keeps the lanes as written.  ``rows`` runs, ``rstride``
+# apart, go through the same lanes (run_rows).
 @njit(**_HELPER)
-def _run_f_strided(buf, off, n, stride, tok):
+def _rows_f_strided(buf, off, n, stride, rows, rstride, tok):
     s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    i = 0
-    while i + 8 <= n:
-        k = off + i * stride
-        s0 += widen(buf[np.uint64(k)], tok)
-        s1 += widen(buf[np.uint64(k + stride)], tok)
-        s2 += widen(buf[np.uint64(k + 2 * stride)], tok)
-        s3 += widen(buf[np.uint64(k + 3 * stride)], tok)
-        s4 += widen(buf[np.uint64(k + 4 * stride)], tok)
-        s5 += widen(buf[np.uint64(k + 5 * stride)], tok)
-        s6 += widen(buf[np.uint64(k + 6 * stride)], tok)
-        s7 += widen(buf[np.uint64(k + 7 * stride)], tok)
-        i += 8
-    while i < n:
-        s0 += widen(buf[np.uint64(off + i * stride)], tok)
-        i += 1
+    for r in range(rows):
+        base = off + r * rstride
+        i = 0
+        while i + 8 <= n:
+            k = base + i * stride
+            s0 += widen(buf[np.uint64(k)], tok)
+            s1 += widen(buf[np.uint64(k + stride)], tok)
+            s2 += widen(buf[np.uint64(k + 2 * stride)], tok)
+            s3 += widen(buf[np.uint64(k + 3 * stride)], tok)
+            s4 += widen(buf[np.uint64(k + 4 * stride)], tok)
+            s5 += widen(buf[np.uint64(k + 5 * stride)], tok)
+            s6 += widen(buf[np.uint64(k + 6 * stride)], tok)
+            s7 += widen(buf[np.uint64(k + 7 * stride)], tok)
+            i += 8
+        while i < n:
+            s0 += widen(buf[np.uint64(base + i * stride)], tok)
+            i += 1
     return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), 0.0
 
 
@@ -1030,7 +1033,7 @@ def _rows_each(buf, off, n, stride, rows, rstride, tok):
 
 
 # F (plain float64 sums of narrower floats): one sum across the runs, as
-# _run_f and _run_f_strided sum one run
+# _run_f sums one run (strided runs: _rows_f_strided above)
 @njit(fastmath={"reassoc", "contract"}, **_HELPER)
 def _rows_f(buf, off, n, stride, rows, rstride, tok):
     s = 0.0
@@ -1039,29 +1042,6 @@ def _rows_f(buf, off, n, stride, rows, rstride, tok):
         for i in range(n):
             s += widen(buf[np.uint64(base + i)], tok)
     return s, 0.0
-
-
-@njit(**_HELPER)
-def _rows_f_strided(buf, off, n, stride, rows, rstride, tok):
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    for r in range(rows):
-        base = off + r * rstride
-        i = 0
-        while i + 8 <= n:
-            k = base + i * stride
-            s0 += widen(buf[np.uint64(k)], tok)
-            s1 += widen(buf[np.uint64(k + stride)], tok)
-            s2 += widen(buf[np.uint64(k + 2 * stride)], tok)
-            s3 += widen(buf[np.uint64(k + 3 * stride)], tok)
-            s4 += widen(buf[np.uint64(k + 4 * stride)], tok)
-            s5 += widen(buf[np.uint64(k + 5 * stride)], tok)
-            s6 += widen(buf[np.uint64(k + 6 * stride)], tok)
-            s7 += widen(buf[np.uint64(k + 7 * stride)], tok)
-            i += 8
-        while i < n:
-            s0 += widen(buf[np.uint64(base + i * stride)], tok)
-            i += 1
-    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), 0.0
 
 
 @register_jitable
@@ -1532,7 +1512,7 @@ def _run_f_call(buf, off, n, stride, tok):
     # strided loop measured five times slower.
     if stride == 1:
         return _run_f(buf, off, n, stride, tok)
-    return _run_f_strided(buf, off, n, stride, tok)
+    return _rows_f_strided(buf, off, n, stride, 1, 0, tok)  # one run
 
 
 _INT_RUNS = {
