@@ -423,13 +423,13 @@ def _short_store_impl(out, i, a, b, n, buf, tok):
 
 @njit(**_JIT)
 def short_strided(buf, p, out, tok, lo, hi):
-    """Outputs [lo, hi) of rows under SHORT_RUN values that are not contiguous rows one after another.
+    """Outputs [lo, hi) of strided rows under SHORT_RUN values (one kept dim, one reduced).
 
-    One kept dim and one reduced (strided rows, or rows apart): each row's
-    values are added one by one, as the short kernels do, with no run sum,
-    lane merges or division of their own per row, which rows_serial spent:
-    float64 (11, 6, 24, 6)[..., ::3] over the last axis took 2.1x numpy's
-    time there.
+    Each row's values are added one by one, as the short kernels do, with
+    no run sum, lane merges or division of their own per row, which
+    rows_serial spent: float64 (11, 6, 24, 6)[..., ::3] over the last axis
+    took 2.1x numpy's time there.  launch.row_kernel leaves contiguous rows
+    apart, and int64 and uint64 rows, to rows_serial.
     """
     base = p[0]
     sk = p[6]

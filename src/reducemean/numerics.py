@@ -651,12 +651,7 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
                 return builder.shuffle_vector(pair[0], pair[1], ir.Constant(
                     ir.VectorType(ir.IntType(32), 4), [0, 1, 2, 3]))
             first = builder.add(builder.mul(i, ir.Constant(i64, 8)), ir.Constant(i64, 4 * k))
-            v = ir.Constant(_V4, None)
-            for m in range(4):
-                idx = builder.mul(builder.add(first, ir.Constant(i64, m)), stride)
-                x = builder.load(builder.gep(base, [idx]), align=align)
-                v = builder.insert_element(v, x, ir.Constant(ir.IntType(32), m))
-            return v
+            return _strided_vector(builder, base, first, stride, align)
         zero = ir.Constant(_V4, None)
         entry = builder.basic_block
         head = builder.append_basic_block("lanes8.head")
@@ -720,8 +715,19 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
     return codegen
 
 
+def _strided_vector(builder, base, first, stride, align):
+    """Values ``first`` to ``first + 3`` of the run ``base[j*stride]``: four loads, one vector."""
+    i64 = ir.IntType(64)
+    v = ir.Constant(_V4, None)
+    for m in range(4):
+        idx = builder.mul(builder.add(first, ir.Constant(i64, m)), stride)
+        x = builder.load(builder.gep(base, [idx]), align=align)
+        v = builder.insert_element(v, x, ir.Constant(ir.IntType(32), m))
+    return v
+
+
 def _merge_lanes(builder, s0, c0, s1, c1, parts=1):
-    """The state ``[a, b]`` of two vectors of four lanes; ``[a_re, b_re, a_im, b_im]`` with ``parts=2``."""
+    """The state ``[a, b]`` of two vectors of four lanes (``[a_re, b_re, a_im, b_im]``: parts=2)."""
     # merge the two vectors, then their halves, then the last two lanes
     s, c = _vec_two_sum(builder, s0, builder.fadd(c0, c1), s1)
     lo, hi = [0, 1], [2, 3]
@@ -768,12 +774,7 @@ def _runs_lanes8_codegen(unit, parts=1):
             """Values ``j`` to ``j + 3`` of a run."""
             if unit:
                 return builder.load(builder.bitcast(builder.gep(base, [j]), vptr), align=align)
-            v = zero
-            for m in range(4):
-                x = builder.load(builder.gep(base, [builder.mul(
-                    builder.add(j, ir.Constant(i64, m)), stride)]), align=align)
-                v = builder.insert_element(v, x, ir.Constant(i32, m))
-            return v
+            return _strided_vector(builder, base, j, stride, align)
 
         def tail(base, k):
             """Vector ``k`` of the last ``rem`` values, -0.0 past them."""
