@@ -1142,6 +1142,14 @@ def run_parts_step2(buf, off, n, tok):
     """:func:`run_parts` of every second complex value: ``buf[off + 4*i]``, ``buf[off + 4*i + 1]``."""
 
 
+@register_jitable
+def _parts_strided_apart(buf, off, n, stride, tok):
+    # each part a strided run of its own (the reads with no pair loop)
+    ar, br = run_sum(buf, off, n, stride, tok)
+    ai, bi = run_sum(buf, off + 1, n, stride, tok)
+    return ar, br, ai, bi
+
+
 def _parts_impls(step):
     """Implementations of run_parts (``step`` 1) and run_parts_step2 (``step`` 2).
 
@@ -1170,9 +1178,7 @@ def _parts_impls(step):
 
     @register_jitable
     def strided(buf, off, n, tok):
-        ar, br = run_sum(buf, off, n, stride, tok)
-        ai, bi = run_sum(buf, off + 1, n, stride, tok)
-        return ar, br, ai, bi
+        return _parts_strided_apart(buf, off, n, stride, tok)
 
     return vec, strided
 
@@ -1200,13 +1206,6 @@ def _parts_strided_vec(buf, off, n, stride, tok):
         k = off + stride * i
         ar, br = add_value(ar, br, buf, np.uint64(k), tok)
         ai, bi = add_value(ai, bi, buf, np.uint64(k + 1), tok)
-    return ar, br, ai, bi
-
-
-@register_jitable
-def _parts_strided_apart(buf, off, n, stride, tok):
-    ar, br = run_sum(buf, off, n, stride, tok)
-    ai, bi = run_sum(buf, off + 1, n, stride, tok)
     return ar, br, ai, bi
 
 
