@@ -97,8 +97,8 @@ def spy(monkeypatch):
     reduction as "<pieces> then <merge>".
     """
     calls = []
-    for name in ("inner_serial", "rows_serial", "whole_serial", "short_serial", "outer_serial",
-                 "parts_serial", "parts_general", "short_strided",
+    for name in ("inner_serial", "rows_serial", "rows_nested", "whole_serial", "short_serial",
+                 "outer_serial", "parts_serial", "parts_general", "short_strided",
                  *kernels.SHORT_KERNELS.values()):
         real = getattr(kernels, name)
 
@@ -182,6 +182,39 @@ def test_rows_run_as_ranges_of_outputs(spy):
     if launch.numba.get_num_threads() > 1:
         assert spy[-1] == "short_serial_4 in tasks"
     assert np.array_equal(got, (np.arange(BIG // 4, dtype=np.float64) * 4 + 1.5).astype(np.float32))
+
+
+@pytest.mark.parametrize("name", ["float64", "float32", "float16", "int32", "int64"])
+def test_rows_of_kept_dims_that_do_not_merge_go_by_rows(spy, name):
+    # One reduced dim and several kept ones that do not merge: rows along
+    # the innermost kept dim, a row loop per offset of the outer ones, also
+    # when a task's range of outputs starts or ends inside such a row loop
+    # and when that kept dim is not the result's last.  Integer values:
+    # every mean is checked against the exact one, to 1 ulp of the result.
+    dt = np.dtype(name)
+    rng = np.random.default_rng(len(name))
+    x = rng.integers(0, 100, (30, 40, 50)).astype(dt)
+    big = rng.integers(0, 100, (1023, 32, 64)).astype(dt)
+    two = launch.numba.get_num_threads() > 1
+    cases = [
+        (x[:, :20], 2, "rows_nested"),
+        (x[:, 1:20:2, ::3], 2, "rows_nested"),  # strided rows
+        (x[::-1, :20], 2, "rows_nested"),  # an outer kept dim read backwards
+        (x.transpose(1, 0, 2)[:19], 2, "rows_nested"),  # innermost kept dim: result's first
+        (x[:, :19, :48].reshape(30, 19, 3, 16)[:, :, ::2], 3, "rows_nested"),  # three kept dims
+        (big[:, :23], 2, "rows_nested in tasks" if two else "rows_nested"),
+    ]
+    for v, axis, kernel in cases:
+        got = reducemean.mean(v, axis=axis)
+        assert spy[-1] == kernel, (v.shape, v.strides)
+        sums = v.astype(np.int64).sum(axis=axis)
+        result = np.float64 if dt.kind in "iu" else dt
+        n = v.shape[axis]
+        for idx in np.ndindex(*sums.shape):
+            if sums.size > 4096 and sum(idx) % 7:
+                continue  # a sample of the big case, still every task's edge rows
+            exact = Fraction(int(sums[idx]), n)
+            assert ulp_distance(got[idx], exact, result) <= 1, (v.shape, idx)
 
 
 @pytest.mark.parametrize("name", ["bool", "int8", "uint8", "int32", "int64", "float16",

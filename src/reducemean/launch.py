@@ -147,16 +147,21 @@ def block_task(buf, p, tok):
 
 
 def row_kernel(plan, buf):
-    """The row loop for a plan of one reduced dim over ``buf``: ``whole_serial`` when it keeps none.
+    """The row loop for a plan of one reduced dim over ``buf``.
 
-    Strided rows under SHORT_RUN values take ``short_strided`` (contiguous
-    ones one after another are the short family).  Contiguous rows apart
-    keep ``rows_serial``, whose vector lanes read them 1.2-2.8x faster, and
-    so do int64 and uint64 rows, whose run sum splits the values into
-    halves faster than one value at a time (0.7-0.9x in short_strided).
+    ``whole_serial`` when it keeps no dim, ``rows_nested`` when it keeps
+    several that do not merge (whose rows are never short: the plan gives
+    those the column loop).  Strided rows under SHORT_RUN values take
+    ``short_strided`` (contiguous ones one after another are the short
+    family).  Contiguous rows apart keep ``rows_serial``, whose vector
+    lanes read them 1.2-2.8x faster, and so do int64 and uint64 rows, whose
+    run sum splits the values into halves faster than one value at a time
+    (0.7-0.9x in short_strided).
     """
     if not plan.kept:
         return kernels.whole_serial
+    if len(plan.kept) > 1:
+        return kernels.rows_nested
     if plan.count < SHORT_RUN and plan.run_step != 1 and not (
             buf.dtype.kind in "iu" and buf.dtype.itemsize == 8):
         return kernels.short_strided
@@ -182,7 +187,7 @@ def serial_kernel(plan, buf, tok):
     The last two are the range of units the kernel covers: all of them.
     """
     if plan.family == "inner":
-        if len(plan.kept) <= 1 and len(plan.reduced) == 1:
+        if len(plan.reduced) == 1:
             return row_kernel(plan, buf), (0, plan.nout)
         return kernels.inner_serial, (0, plan.nout)
     if plan.family == "short":
@@ -314,7 +319,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
                             threads, (pa, out, tok))
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
-        if chunks == 1 and len(plan.kept) == 1 and len(plan.reduced) == 1:
+        if chunks == 1 and plan.kept and len(plan.reduced) == 1:
             return _ranges(row_kernel(plan, buf), buf, p, out, tok, plan.nout, threads)
         if chunks == 1:
             return _ranges(kernels.inner_serial, buf, p, out, tok, plan.nout, threads)
