@@ -305,7 +305,8 @@ def test_complex_rows_sum_both_parts_in_one_pass(dtype, n):
     # Contiguous complex rows are read once for both parts (numerics.run_parts):
     # vector lanes whose parity is the part, blocks of four float64 and a last
     # odd value for complex128.  Strided complex128 rows are too
-    # (run_parts_strided): a pair per value, two pairs a vector.  Each part
+    # (run_parts_strided): a pair per value, two pairs a vector; and
+    # strided complex64 rows under PARTS_F_ONE_PASS values.  Each part
     # of each row has its own offset and a cancelling pair, so a value given
     # to the wrong part or row, skipped, or added without compensation
     # (complex128) shows.

@@ -1209,9 +1209,43 @@ def _parts_strided_vec(buf, off, n, stride, tok):
     return ar, br, ai, bi
 
 
+#: Complex64 strided runs shorter than this are summed in one pass of both
+#: parts (_parts_f_strided); longer ones part by part, in the strided lanes
+#: of float32 runs.  Measured on rows of every third value: one pass
+#: 1.2-2.1x faster for 8 to 256 values a row, 1.05x at 512, and a single
+#: 143-row input of 398 values 0.90x.
+PARTS_F_ONE_PASS = 256
+
+
+# complex64 strided: both parts in one pass, one float64 sum each (as
+# _parts_f).  Summed part by part, as two strided float32 runs, each run
+# paid its lanes' setup and tail: complex64 (54, 11, 11, 12)[..., ::3]
+# over the last axis took 4x numpy's time, 1.8x since.
+@njit(fastmath={"reassoc", "contract"}, **_HELPER)
+def _parts_f_strided(buf, off, n, stride, tok):
+    s0 = 0.0
+    s1 = 0.0
+    for i in range(n):
+        k = off + stride * i
+        s0 += widen(buf[np.uint64(k)], tok)
+        s1 += widen(buf[np.uint64(k + 1)], tok)
+    return s0, 0.0, s1, 0.0
+
+
+@register_jitable
+def _parts_f_strided_call(buf, off, n, stride, tok):
+    if n < PARTS_F_ONE_PASS:
+        return _parts_f_strided(buf, off, n, stride, tok)
+    return _parts_strided_apart(buf, off, n, stride, tok)
+
+
 @overload(run_parts_strided, jit_options=_OVERLOAD_OPTS)
 def _run_parts_strided(buf, off, n, stride, tok):
-    return _parts_strided_vec if plain_f64(buf, tok) else _parts_strided_apart
+    if plain_f64(buf, tok):
+        return _parts_strided_vec
+    if _family(buf, tok) == "F":
+        return _parts_f_strided_call
+    return _parts_strided_apart
 
 
 @overload(run_parts, jit_options=_OVERLOAD_OPTS)
