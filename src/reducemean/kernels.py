@@ -825,14 +825,25 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
         q = passes = (hi - lo) // 8
     for i in range(passes):
         f = lo + i * adv
-        r0 = off + _reduced_offset(p, f, nr)
-        r1 = off + _reduced_offset(p, f + q, nr)
-        r2 = off + _reduced_offset(p, f + 2 * q, nr)
-        r3 = off + _reduced_offset(p, f + 3 * q, nr)
-        r4 = off + _reduced_offset(p, f + 4 * q, nr)
-        r5 = off + _reduced_offset(p, f + 5 * q, nr)
-        r6 = off + _reduced_offset(p, f + 6 * q, nr)
-        r7 = off + _reduced_offset(p, f + 7 * q, nr)
+        if nr == 1:  # a pass's eight row offsets without eight calls (see below)
+            r0 = off + f * rs
+            d = q * rs
+            r1 = r0 + d
+            r2 = r1 + d
+            r3 = r2 + d
+            r4 = r3 + d
+            r5 = r4 + d
+            r6 = r5 + d
+            r7 = r6 + d
+        else:
+            r0 = off + _reduced_offset(p, f, nr)
+            r1 = off + _reduced_offset(p, f + q, nr)
+            r2 = off + _reduced_offset(p, f + 2 * q, nr)
+            r3 = off + _reduced_offset(p, f + 3 * q, nr)
+            r4 = off + _reduced_offset(p, f + 4 * q, nr)
+            r5 = off + _reduced_offset(p, f + 5 * q, nr)
+            r6 = off + _reduced_offset(p, f + 6 * q, nr)
+            r7 = off + _reduced_offset(p, f + 7 * q, nr)
         if step == 2 and step2_columns(buf, tok):
             # a [..., ::2] view of 16-bit values: with a constant stride
             # LLVM loads whole vectors instead of gathering (about 6x faster
@@ -852,9 +863,13 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
     f = lo + 8 * passes
     # One reduced dim (as NHWC's, merged): its stride, not a call for every
     # row.  The call, and the vzeroupper before it, cost NHWC over (1, 2)
-    # 1.0-1.2x at 256 channels and 1.2-2x at 64.  The passes above keep
-    # their calls, eight rows' worth each: inlined there too, the first
-    # cold column call compiled 3.3% more instructions (this, 1.0%).
+    # 1.0-1.2x at 256 channels and 1.2-2x at 64.  The passes above do the
+    # same for one reduced dim: their eight calls were most of the time of
+    # narrow blocks of few rows at many outer offsets (float32 (18, 144,
+    # 22)[..., :7] over axis 0: 1.5x faster without them, int32 and int64
+    # 1.5-2.5x, float64 1.2-1.5x).  Several reduced dims keep the calls:
+    # inlined, the first cold column call compiled 3.3% more instructions
+    # (this loop's, 1.0%).
     while f < hi:
         row = off + (f * rs if nr == 1 else _reduced_offset(p, f, nr))
         if step == 2 and step2_columns(buf, tok):
