@@ -582,6 +582,60 @@ def test_every_second_column_is_summed_as_the_columns_it_spans():
                     assert worst <= (1 if dt == np.float32 else 0.5), (shape, sl, dt, serial)
 
 
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "int64", "uint8"])
+def test_narrow_column_groups_are_summed_as_the_columns_they_span(name):
+    # A crop of the last axis reduced over the first: groups of w columns,
+    # S apart, one kept dim (plan run_step 4), summed as the contiguous
+    # columns they span, then w states of every S kept.  Serially and in
+    # tasks: blocks of MAX_BLOCK (not a multiple of 7) and a last short
+    # block, split rows (two blocks, pieces merged), a block per thread
+    # over an odd number of groups, several outer kept dims, rows read
+    # backwards.  Every fifth column and the last against exact means, to
+    # 1 ulp of the result.
+    dt = np.dtype(name)
+    rng = np.random.default_rng(len(name) + 3)
+    hi = 100 if dt.kind in "iu" else 1 << 20
+    cases = [
+        ((18, 144, 22), np.s_[:, :, :7], 0),
+        ((20, 2400, 22), np.s_[:, :, 2:9], 0),  # 16800 columns: 16380, then 420
+        ((40, 1001, 22), np.s_[:, :, :7], 0),  # 7007 columns: a block per thread
+        ((3, 18, 50, 22), np.s_[..., 5:11], 1),  # three outer offsets
+        ((18, 144, 22), np.s_[::-1, :, :7], 0),  # rows backwards
+    ]
+    for shape, sl, axis in cases:
+        x = rng.integers(0, hi, shape).astype(dt)[sl]
+        p = plan_for(x.shape, x.strides, x.itemsize, (axis,), False)
+        assert (p.run_step, p.group) == (4, x.shape[-1]), (shape, sl)
+        n = x.shape[axis]
+        cols = np.moveaxis(x, axis, -1).reshape(-1, n)
+        pick = list(range(0, len(cols), 5)) + [len(cols) - 1]
+        sums = [sum(int(v) for v in cols[i]) for i in pick]
+        result = np.float64 if dt.kind in "iu" else dt
+        for serial in (False, True):
+            with launch.serial_only() if serial else contextlib.nullcontext():
+                got = reducemean.mean(x, axis=axis).ravel()
+            worst = max(ulp_distance(got[i], Fraction(s_, n), result) for i, s_ in zip(pick, sums))
+            assert worst <= 1, (shape, sl, serial)
+
+
+def test_narrow_column_groups_read_exactly_or_scaled():
+    # Exact reads (float32 into float64) and the scaled second pass of sums
+    # past 2**995 have tokens without the superset loop: their plans keep
+    # the groups' two dims apart (plan.Plan.fallback).  Exact sums:
+    # integers, times 2**1000 for the scaled pass.
+    rng = np.random.default_rng(15)
+    k = rng.integers(-100, 100, (40, 144, 22))
+    sl = np.s_[:, :, 3:10]
+    n = k.shape[0]
+    want = [Fraction(int(s_)) for s_ in k[sl].sum(axis=0).ravel()]
+    for dt, scale, kw in ((np.float32, 1.0, {"dtype": np.float64}), (np.float64, 2.0**1000, {})):
+        x = (k * scale).astype(dt)[sl]
+        assert plan_for(x.shape, x.strides, x.itemsize, (0,), False).run_step == 4
+        got = reducemean.mean(x, axis=0, **kw).ravel()
+        for g, w in zip(got, want):
+            assert ulp_distance(g, w * Fraction(scale) / n, np.float64) <= 0.5
+
+
 def test_every_second_complex_column_is_summed_as_the_columns_it_spans():
     # [..., ::2] views of complex values over their rows: one kept dim of
     # both parts (plan run_step 4), summed as the contiguous storage columns

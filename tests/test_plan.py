@@ -162,21 +162,51 @@ def test_strided_complex_columns_put_the_part_dimension_outermost():
 
 
 @pytest.mark.parametrize("shape, view, axes, kept", [
-    ((6, 10), np.s_[:, ::2], 0, ((10, 2, 1),)),
-    ((6, 11), np.s_[:, 1::2], 0, ((10, 2, 1),)),
-    ((3, 6, 10), np.s_[..., ::2], 1, ((3, 120, 10), (10, 2, 1))),
-    ((6, 10), np.s_[:, ::2], (), ((60, 2, 1),)),  # rows merge: nothing reduced
+    ((6, 10), np.s_[:, ::2], 0, ((10, 4, 1),)),
+    ((6, 11), np.s_[:, 1::2], 0, ((10, 4, 1),)),
+    ((3, 6, 10), np.s_[..., ::2], 1, ((3, 120, 10), (10, 4, 1))),
+    ((6, 10), np.s_[:, ::2], (), ((60, 4, 1),)),  # rows merge: nothing reduced
 ])
 def test_every_second_complex_column_is_one_kept_dim_of_both_parts(shape, view, axes, kept):
-    # storage columns 0, 1, 4, 5, ...: 2n of them, written one after another;
-    # run_step 4 sends them to the column loop's superset (kernels.outer_block)
+    # storage columns 0, 1, 4, 5, ...: 2n of them, written one after another,
+    # in groups of two four apart; run_step 4 sends them to the column
+    # loop's superset (kernels.outer_block)
     p = _plan(np.empty(shape, np.complex64)[view], axes, pairs=True)
     assert p.family == "outer"
     assert p.kept == kept
-    assert p.run_step == 4
+    assert (p.run_step, p.group) == (4, 2)
+    assert p.params[-1] == 2  # the kernels' copy of the group
     # for reads without the pair loop (exact, scaled): the part outermost
     assert p.fallback.kept[0] == (2, 1, 1) and p.fallback.run_step == 0
-    assert p.fallback.fallback is None
+    assert p.fallback.fallback is None and p.fallback.params[-1] == 1
+
+
+@pytest.mark.parametrize("dtype, view, axes, kept, group", [
+    (np.float32, np.s_[:, :, :7], 0, ((144 * 7, 22, 1),), 7),  # a crop of the last axis
+    (np.int64, np.s_[:, :, 3:9], 0, ((144 * 6, 22, 1),), 6),
+    (np.uint8, np.s_[:, :, :6], 0, ((144 * 6, 22, 1),), 6),  # 22 <= 4 * 6
+    (np.float64, np.s_[:, ::2, :7], 0, ((72, 44, 7), (7, 1, 1)), None),  # 44 > 4 * 7: too far apart
+    (np.float16, np.s_[:, :, :7], 0, ((144, 22, 7), (7, 1, 1)), None),  # no 16-bit superset
+    (np.float32, np.s_[:, :, ::2], 0, ((144 * 11, 2, 1),), None),  # every second column
+    (np.float32, np.s_[:, :, :1], 0, ((144, 22, 1),), None),  # single columns
+    (np.float32, np.s_[:, :, :7], 1, ((18, 3168, 7), (7, 1, 1)), None),  # a reduced dim between
+    (np.float32, np.s_[::-1, :, :7], 0, ((144 * 7, 22, 1),), 7),  # rows backwards: read forwards
+    (np.float32, np.s_[:, ::-1, :7], 0, ((144, -22, 7), (7, 1, 1)), None),  # groups backwards
+])
+def test_narrow_column_groups_are_one_kept_dim(dtype, view, axes, kept, group):
+    # Narrow contiguous columns at many offsets of the next kept dim, their
+    # outputs one after another: one kept dim of groups (run_step 4), at
+    # most GROUP_SPAN times their width and GROUP_COLUMNS values apart.
+    x = np.empty((18, 144, 22), dtype)[view]
+    p = _plan(x, axes)
+    assert p.family == "outer"
+    if group is None:
+        assert p.kept[-1] == kept[-1] and p.group == 1 and p.run_step != 4
+        return
+    assert p.kept == kept
+    assert (p.run_step, p.group, p.params[-1]) == (4, group, group)
+    assert p.fallback.kept[-2:] == ((144, 22, group), (group, 1, 1))
+    assert p.fallback.group == 1 and p.fallback.run_step == 0
 
 
 @pytest.mark.parametrize("view, axes, run_step", [
@@ -245,3 +275,11 @@ def test_normalize_axis_errors_match_numpy(axis, ndim, exc):
         normalize_axis(axis, ndim)
     with pytest.raises(exc):
         np.add.reduce(np.empty((2,) * ndim), axis=axis)
+
+
+@pytest.mark.parametrize("width, stride, grouped", [
+    (40, 48, True), (12, 48, True), (16, 60, False), (50, 190, False), (60, 120, False)])
+def test_column_groups_span_at_most_group_columns(width, stride, grouped):
+    # wider groups, or further apart, have columns enough to vectorise across
+    x = np.empty((18, 10, stride), np.float32)[:, :, :width]
+    assert (_plan(x, 0).group > 1) == grouped

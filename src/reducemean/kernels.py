@@ -808,7 +808,8 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
     axis 0 2.6x faster, complex64 1.9x; from memory 1.8-2.2x.
     """
     keep_a, keep_b, keep_width, keep_step = sa, sb, width, step
-    sa, sb, width, step, pairs = superset_columns(sa, sb, width, step, buf, tok)
+    group = _group(p)
+    sa, sb, width, step = superset_columns(sa, sb, width, step, group, buf, tok)
     nr = p[3]
     rs = p[6 + 3 * p[2]] if nr == 1 else 0  # the row stride of one reduced dim
     q = adv = 1
@@ -881,21 +882,44 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
         f += 1
     # The superset's unit step, not its width, marks it: a last block of
     # one column spans one column.
-    if step != keep_step:  # the view's states to the callers' (which are zero)
+    if step != keep_step and group == 1:  # the view's states to the callers' (which are zero)
         for j in range(keep_width):
-            k = 2 * j - (j & pairs)
-            keep_a[j] = sa[k]
-            keep_b[j] = sb[k]
+            keep_a[j] = sa[j * keep_step]
+            keep_b[j] = sb[j * keep_step]
+    elif step != keep_step:  # groups of states, keep_step apart
+        k = 0
+        i = 0
+        for j in range(keep_width):
+            keep_a[j] = sa[k + i]
+            keep_b[j] = sb[k + i]
+            i += 1
+            if i == group:
+                i = 0
+                k += keep_step
     return _ZERO
+
+
+@njit(inline="always", **_HELPER)
+def _group(p):
+    """Outputs per group of the innermost kept dim (plan.Plan.group; 1: a plain dim)."""
+    return p[5 + 3 * p[2] + 2 * p[3]]
 
 
 @njit(**_HELPER)
 def _outer_geometry(p, block):
+    """Columns, their stride (per group), output stride, blocks and outer offsets of an outer plan."""
     nk = p[2]
     inner = 5 + 3 * (nk - 1)
     ncols = p[inner]
     nblocks = (ncols + block - 1) // block
     return ncols, p[inner + 1], p[inner + 2], nblocks, p[4] // ncols
+
+
+@njit(inline="always", **_HELPER)
+def _block_offset(p, j0, step):
+    """Input offset of column ``j0`` (a block's first, so a group's first) from its row's."""
+    g = _group(p)
+    return j0 * step if g == 1 else j0 // g * step
 
 
 @njit(**_JIT)
@@ -918,7 +942,8 @@ def outer_serial(buf, p, out, tok, block, blk, u0, u1):
         off, oo = _kept_offsets(p, ko, True)
         sa = fa[:width]
         sb = fb[:width]
-        call_task(blk, (buf, p, tok, sa, sb, off + j0 * step, width, step, few), _ZERO, p[1])
+        call_task(blk, (buf, p, tok, sa, sb, off + _block_offset(p, j0, step), width, step, few),
+                  _ZERO, p[1])
         bad += store_block(out, oo + j0 * ostep, ostep, sa, sb, p[1], tok)
         if u + 1 < u1:
             for j in range(width):
@@ -948,7 +973,7 @@ def outer_pieces(buf, p, pa, pb, tok, block, chunks, blk, lo, hi):
         src, dst = _kept_offsets(p, ko, True)
         base = c * nout + ko * ncols + j0
         call_task(blk, (buf, p, tok, pa[base:base + width], pb[base:base + width],
-                        src + j0 * step, width, step, units < FEW_UNITS),
+                        src + _block_offset(p, j0, step), width, step, units < FEW_UNITS),
                   n * c // chunks, n * (c + 1) // chunks)
     return _ZERO
 

@@ -50,9 +50,12 @@ def set_parallel_min(elements):
         forget()
 
 
-def block_width(ncols):
-    """Outputs an ``outer`` kernel accumulates together (see kernels.MAX_BLOCK)."""
-    return min(ncols, kernels.MAX_BLOCK)
+def block_width(ncols, group=1):
+    """Outputs an ``outer`` kernel accumulates together (see kernels.MAX_BLOCK).
+
+    A whole number of ``group``s (plan.Plan.group): a block starts at a group.
+    """
+    return min(ncols, kernels.MAX_BLOCK - kernels.MAX_BLOCK % group)
 
 
 def column_units(plan, block):
@@ -194,7 +197,7 @@ def serial_kernel(plan, buf, tok):
         return kernels.short_kernel(plan.count), (0, plan.nout)
     if plan.family == "parts":
         return parts_kernels(plan)[0], (0, plan.nout // 2)
-    block = block_width(plan.kept[-1][0])
+    block = block_width(plan.kept[-1][0], plan.group)
     return kernels.outer_serial, (block, block_task(buf, plan.params, tok), 0,
                                   column_units(plan, block))
 
@@ -329,7 +332,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         return _split(pieces, kernels.merge_outputs, buf, p, out, tok,
                       plan.nout * chunks, (chunks,), plan.nout * chunks, (chunks, tok), plan.nout)
     ncols = plan.kept[-1][0]
-    block = block_width(ncols)
+    block = block_width(ncols, plan.group)
     units = column_units(plan, block)
     blk = block_task(buf, p, tok)
     if units < threads and ncols >= threads * kernels.NARROW and (
@@ -338,7 +341,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         # rather than pieces of the rows, so no partial states to allocate
         # and merge on one thread; blocks stay at least NARROW wide.
         block = -(-ncols // threads)
-        block += block & (plan.run_step == 4)  # both parts of a complex column in one block
+        block += -block % plan.group  # whole groups (both parts of a complex column)
         units = column_units(plan, block)
         return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block, blk)
     chunks = _chunks(units, threads, plan.count)

@@ -1660,35 +1660,35 @@ def _step2_columns(buf, tok):
     return lambda buf, tok: yes
 
 
-def superset_columns(sa, sb, width, step, buf, tok):
-    """``(sa, sb, width, step, pairs)`` for the column loop of a plan of every second column.
+def superset_columns(sa, sb, width, step, group, buf, tok):
+    """``(sa, sb, width, step)`` for the column loop of a plan of every second column, or of groups.
 
     For a step-2 plan (a rank-3 token, see run_token) of types other than
     16-bit: zeroed states for the ``2 * width - 1`` contiguous columns the
     plan spans, that width and a unit step (see kernels.outer_block); column
-    ``j`` of the view is state ``2 * j``.  For every second complex column
-    (a rank-4 token: ``width`` storage columns, both parts of each, step 2
-    between pairs) the ``2 * width - 2`` columns the pairs span, ``pairs``
-    1: column ``j`` is state ``2 * j - (j & 1)`` (0, 1, 4, 5, ...).
-    Otherwise the arguments themselves, decided at compile time, so no
-    other kernel compiles the allocation (a cold float64 column split,
-    whose kernels allocate no states of their own, ran 1.2 G instructions
-    more with it).
+    ``j`` of the view is state ``2 * j``.  For groups of ``group``
+    contiguous columns ``step`` apart (a rank-4 token, plan.Plan.group; both
+    parts of every second complex column are groups of two, four apart):
+    states for the columns from the first group's first to the last
+    group's last, and column ``j`` is state ``(j // group) * step + j %
+    group``.  Otherwise the arguments themselves, decided at compile time,
+    so no other kernel compiles the allocation (a cold float64 column
+    split, whose kernels allocate no states of their own, ran 1.2 G
+    instructions more with it).
     """
 
 
 @overload(superset_columns, jit_options=_OVERLOAD_OPTS)
-def _superset_columns(sa, sb, width, step, buf, tok):
+def _superset_columns(sa, sb, width, step, group, buf, tok):
     if not (tok.ndim in (3, 4) and buf.dtype.bitwidth != 16):
-        return lambda sa, sb, width, step, buf, tok: (sa, sb, width, step, 0)
-    pairs = int(tok.ndim == 4)
+        return lambda sa, sb, width, step, group, buf, tok: (sa, sb, width, step)
 
-    def impl(sa, sb, width, step, buf, tok):
-        if step != 2:
-            return sa, sb, width, step, pairs
-        wide = 2 * width - 1 - pairs
+    def impl(sa, sb, width, step, group, buf, tok):
+        if group == 1 and step != 2:
+            return sa, sb, width, step
+        wide = (width - 1) // group * step + (width - 1) % group + 1
         ta, tb = state_arrays(wide, buf, tok)
-        return ta, tb, wide, np.int64(1), pairs
+        return ta, tb, wide, np.int64(1)
 
     return impl
 
