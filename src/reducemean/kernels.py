@@ -15,6 +15,9 @@ Every kernel reads a flat storage buffer through the packed plan ``p`` (see
     p[2] nk kept dims             p[3] nr reduced dims       p[4] outputs
     p[5 : 5+3*nk]          kept dims, outer to inner: (extent, in stride, out stride)
     p[5+3*nk : 5+3*nk+2*nr] reduced dims, outer to inner: (extent, in stride)
+    p[5+3*nk+2*nr]         the innermost kept dim's group (plan.Plan.group: 1
+                           but for groups of columns, whose in stride is
+                           the groups')
 
 Strides are in storage elements and may be zero; kept strides may be
 negative (the plan reads reduced dims forwards).  Indices are
@@ -55,7 +58,7 @@ from .cacheload import adopt
 from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts,
     run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_sum, short_exact,
-    state_arrays, step2_columns, store, store_block, store_short, superset_columns,
+    state_arrays, step2_columns, store, store_block, store_short, superset_columns, superset_keep,
     wide_int_states, zero_state,
 )
 from .tasks import call_task
@@ -800,15 +803,18 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
     (numerics.step2_columns), which read 1.1-1.25x faster than the
     superset from memory.  The first cold column call of any plan compiles
     3% more instructions for this.
-    Every second complex column (plan run_step 4: both parts of each, at
-    storage columns 0, 1, 4, 5, ...) is summed the same way, as the 2 *
-    width - 2 columns the pairs span, the first two states of every four
-    kept (numerics.superset_columns).  Before, each part was a block of its
-    own, read with a stride of four: complex128 (256, 512)[:, ::2] over
-    axis 0 2.6x faster, complex64 1.9x; from memory 1.8-2.2x.
+    Groups of columns (plan run_step 4, plan.Plan.group) are summed the
+    same way, as the columns from the first group's first to the last
+    group's last, each group's states kept (numerics.superset_columns):
+    both parts of every second complex column (storage columns 0, 1, 4,
+    5, ...) and narrow crops of the last axis.  Before, each part was a
+    block of its own, read with a stride of four: complex128 (256, 512)[:,
+    ::2] over axis 0 2.6x faster, complex64 1.9x; from memory 1.8-2.2x.
+    Each group was a block of its own too: nothing to vectorise across,
+    (18, 144, 22)[..., :7] over axis 0 2.1-2.7x faster held in cache.
     """
     keep_a, keep_b, keep_width, keep_step = sa, sb, width, step
-    group = _group(p)
+    group = p[5 + 3 * p[2] + 2 * p[3]]  # plan.Plan.group
     sa, sb, width, step = superset_columns(sa, sb, width, step, group, buf, tok)
     nr = p[3]
     rs = p[6 + 3 * p[2]] if nr == 1 else 0  # the row stride of one reduced dim
@@ -882,44 +888,24 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
         f += 1
     # The superset's unit step, not its width, marks it: a last block of
     # one column spans one column.
-    if step != keep_step and group == 1:  # the view's states to the callers' (which are zero)
-        for j in range(keep_width):
-            keep_a[j] = sa[j * keep_step]
-            keep_b[j] = sb[j * keep_step]
-    elif step != keep_step:  # groups of states, keep_step apart
-        k = 0
-        i = 0
-        for j in range(keep_width):
-            keep_a[j] = sa[k + i]
-            keep_b[j] = sb[k + i]
-            i += 1
-            if i == group:
-                i = 0
-                k += keep_step
+    if step != keep_step:  # the view's states to the callers' (which are zero)
+        superset_keep(keep_a, keep_b, sa, sb, keep_width, keep_step, group, buf, tok)
     return _ZERO
-
-
-@njit(inline="always", **_HELPER)
-def _group(p):
-    """Outputs per group of the innermost kept dim (plan.Plan.group; 1: a plain dim)."""
-    return p[5 + 3 * p[2] + 2 * p[3]]
 
 
 @njit(**_HELPER)
 def _outer_geometry(p, block):
-    """Columns, their stride (per group), output stride, blocks and outer offsets of an outer plan."""
+    """An outer plan's columns, their stride, output stride, blocks, outer offsets and group.
+
+    For groups of columns (plan.Plan.group > 1) the stride is the groups':
+    a block's first column ``j0`` starts a group (launch.block_width), at
+    ``j0 // group * stride``.
+    """
     nk = p[2]
     inner = 5 + 3 * (nk - 1)
     ncols = p[inner]
     nblocks = (ncols + block - 1) // block
-    return ncols, p[inner + 1], p[inner + 2], nblocks, p[4] // ncols
-
-
-@njit(inline="always", **_HELPER)
-def _block_offset(p, j0, step):
-    """Input offset of column ``j0`` (a block's first, so a group's first) from its row's."""
-    g = _group(p)
-    return j0 * step if g == 1 else j0 // g * step
+    return ncols, p[inner + 1], p[inner + 2], nblocks, p[4] // ncols, p[5 + 3 * nk + 2 * p[3]]
 
 
 @njit(**_JIT)
@@ -929,7 +915,7 @@ def outer_serial(buf, p, out, tok, block, blk, u0, u1):
     ``blk`` is the address of :func:`outer_block` compiled for these types
     (``launch.block_task``).
     """
-    ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
+    ncols, step, ostep, nblocks, nko, group = _outer_geometry(p, block)
     bad = 0
     few = nko * nblocks < FEW_UNITS
     # one pair of state arrays for every unit, zeroed again after each: an
@@ -942,8 +928,11 @@ def outer_serial(buf, p, out, tok, block, blk, u0, u1):
         off, oo = _kept_offsets(p, ko, True)
         sa = fa[:width]
         sb = fb[:width]
-        call_task(blk, (buf, p, tok, sa, sb, off + _block_offset(p, j0, step), width, step, few),
-                  _ZERO, p[1])
+        if group > 1:
+            off += j0 // group * step
+        else:
+            off += j0 * step
+        call_task(blk, (buf, p, tok, sa, sb, off, width, step, few), _ZERO, p[1])
         bad += store_block(out, oo + j0 * ostep, ostep, sa, sb, p[1], tok)
         if u + 1 < u1:
             for j in range(width):
@@ -960,7 +949,7 @@ def outer_pieces(buf, p, pa, pb, tok, block, chunks, blk, lo, hi):
     outer_serial, and it for ``blk``).  States go to ``pa``/``pb`` laid out
     [chunk][output] (see outer_merge).
     """
-    ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
+    ncols, step, ostep, nblocks, nko, group = _outer_geometry(p, block)
     n = p[1]
     units = nko * nblocks
     nout = p[4]
@@ -973,7 +962,8 @@ def outer_pieces(buf, p, pa, pb, tok, block, chunks, blk, lo, hi):
         src, dst = _kept_offsets(p, ko, True)
         base = c * nout + ko * ncols + j0
         call_task(blk, (buf, p, tok, pa[base:base + width], pb[base:base + width],
-                        src + _block_offset(p, j0, step), width, step, units < FEW_UNITS),
+                        src + (j0 // group * step if group > 1 else j0 * step), width, step,
+                        units < FEW_UNITS),
                   n * c // chunks, n * (c + 1) // chunks)
     return _ZERO
 
@@ -986,7 +976,7 @@ def outer_merge(pa, pb, out, p, block, chunks, tok, lo, hi):
     that Numba optimises and emits again here (a cold process whose first
     call is a float64 column split ran 2.5% fewer instructions).
     """
-    ncols, step, ostep, nblocks, nko = _outer_geometry(p, block)
+    ncols, step, ostep, nblocks, nko, group = _outer_geometry(p, block)
     nout = p[4]
     bad = 0
     for u in range(lo, hi):

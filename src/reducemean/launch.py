@@ -101,8 +101,9 @@ def run(plan, buf, out, tok, cost=1):
     given = tok
     tok = plan_token(plan, tok, buf.dtype)
     if plan.run_step == 4 and tok.ndim != 4:
-        # every second complex column, read exactly or scaled: those tokens
-        # have no pair loop, so the part goes outermost (plan.Plan.fallback)
+        # groups of columns (every second complex column, narrow crops),
+        # read exactly or scaled: those tokens have no superset loop, so the
+        # groups' two dims stay apart (plan.Plan.fallback)
         plan = plan.fallback
         tok = plan_token(plan, given, buf.dtype)
     p = plan.params
