@@ -245,6 +245,7 @@ def _check_runs_of_runs(data, n, dtype):
         (x[:, :, :n], (0, 2)),
         (x[:, :, ::3], (0, 2)),
         (x[:, :, ::-3], (0, 2)),
+        (x[:, :, 1:2 * n:2], (0, 2)),  # every second value (numerics._rows_f_step2)
         (data((4, 3, 5, 3 * n))[:, ::2, :, :n], (0, 1, 3)),
         (big[:, :, :n], (0, 2)),
         (big[:, :, 1::3], (0, 2)),
@@ -259,11 +260,12 @@ def _check_runs_of_runs(data, n, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
-@pytest.mark.parametrize("n", [16, 17, 23, 40])
+@pytest.mark.parametrize("n", [5, 16, 17, 23, 40])
 def test_narrow_float_runs_of_one_output_are_one_sum(dtype, n):
     # float32 and the 16-bit floats sum an output's whole runs in one
     # float64 sum (numerics.run_rows: contiguous runs vectorised, strided
-    # ones in eight scalar lanes).  Integer values keep every sum exact, so
+    # ones, and runs of every second value up to 16 long, in eight scalar
+    # lanes).  Integer values keep every sum exact, so
     # a value skipped, read twice or read from past a run shows against the
     # exact mean.
     dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
