@@ -98,7 +98,7 @@ def spy(monkeypatch):
     """
     calls = []
     for name in ("inner_serial", "rows_serial", "rows_nested", "whole_serial", "short_serial",
-                 "outer_serial", "parts_serial", "parts_general", "short_strided",
+                 "outer_serial", "parts_serial", "parts_nested", "parts_general", "short_strided",
                  *kernels.SHORT_KERNELS.values()):
         real = getattr(kernels, name)
 
@@ -321,8 +321,10 @@ def test_short_rows_not_one_after_another_skip_the_short_kernels(spy, view, firs
 def test_complex_runs_split_or_go_by_rows(spy, dtype):
     # A whole complex array is cut into pieces whose states are merged; many
     # complex rows go as ranges of rows.  Contiguous values take the kernels
-    # of contiguous runs, strided ones the general kernels.  Integer-valued
-    # parts: exact means.
+    # of contiguous runs, other runs of one reduced dim parts_nested (rows
+    # along the innermost kept dim but the part, also when a task's range
+    # starts inside such a row loop), the whole strided array the general
+    # pieces.  Integer-valued parts: exact means.
     k = np.arange(BIG, dtype=np.float64)
     x = (k + 1j * (BIG - k)).astype(dtype)
     two = launch.numba.get_num_threads() > 1
@@ -331,9 +333,13 @@ def test_complex_runs_split_or_go_by_rows(spy, dtype):
     assert reducemean.mean(x[1::3]) == complex(float(np.mean(k[1::3])), float(np.mean(BIG - k[1::3])))
     assert spy[-1] == ("parts_pieces then parts_merge" if two else "parts_general")
     got = reducemean.mean(x[:8160].reshape(-1, 34)[:, ::2], axis=1)  # small, strided: serial
-    assert spy[-1] == "parts_general"
+    assert spy[-1] == "parts_nested"
     start = np.arange(0, 8160, 34, dtype=np.float64)
     assert np.array_equal(got, (start + 16) + 1j * (BIG - start - 16))
+    got = reducemean.mean(x.reshape(-1, 8, 64)[:2047, :5, ::3], axis=2)  # several kept dims
+    assert spy[-1] == ("parts_nested in tasks" if two else "parts_nested")
+    start = (np.arange(2047)[:, None] * 512 + np.arange(5) * 64).astype(np.float64)
+    assert np.array_equal(got, (start + 31.5) + 1j * (BIG - start - 31.5))
     got = reducemean.mean(x.reshape(-1, 64), axis=1)
     assert spy[-1] == ("parts_serial in tasks" if two else "parts_serial")
     start = np.arange(0, BIG, 64, dtype=np.float64)

@@ -177,10 +177,15 @@ def parts_kernels(plan):
 
     Rows of contiguous complex values, or one such run, take
     ``kernels.parts_serial`` and ``parts_run_pieces``, which compile no
-    loop for strided values or several reduced dims.
+    loop for strided values or several reduced dims.  Other runs of one
+    reduced dim take ``parts_nested``, a loop over rows per offset of the
+    outer kept dims; several reduced dims ``parts_general``.
     """
-    if len(plan.kept) <= 2 and len(plan.reduced) == 1 and plan.reduced[0][1] == 2:
-        return kernels.parts_serial, kernels.parts_run_pieces
+    if len(plan.reduced) == 1:
+        if len(plan.kept) <= 2 and plan.reduced[0][1] == 2:
+            return kernels.parts_serial, kernels.parts_run_pieces
+        if len(plan.kept) >= 2:
+            return kernels.parts_nested, kernels.parts_pieces
     return kernels.parts_general, kernels.parts_pieces
 
 

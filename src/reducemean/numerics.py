@@ -1230,26 +1230,28 @@ def _parts_strided_vec(buf, off, n, stride, tok):
 PARTS_F_ONE_PASS = 256
 
 
-# complex64 strided: both parts in one pass, one float64 sum each (as
-# _parts_f).  Summed part by part, as two strided float32 runs, each run
-# paid its lanes' setup and tail: complex64 (54, 11, 11, 12)[..., ::3]
-# over the last axis took 4x numpy's time, 1.8x since.
-@njit(fastmath={"reassoc", "contract"}, **_HELPER)
-def _parts_f_strided(buf, off, n, stride, tok):
-    s0 = 0.0
-    s1 = 0.0
-    for i in range(n):
-        k = off + stride * i
-        s0 += widen(buf[np.uint64(k)], tok)
-        s1 += widen(buf[np.uint64(k + 1)], tok)
-    return s0, 0.0, s1, 0.0
-
-
+# complex64 strided: both parts in one pass, two float64 sums each.
+# Summed part by part, as two strided float32 runs, each run paid its lanes'
+# setup and tail: complex64 (54, 11, 11, 12)[..., ::3] over the last axis
+# took 4x numpy's time.  Inlined, not a fast-math function of its own: the
+# call cost more than these short runs' adds (its own sums chain no more
+# than two values deep a part per step).
 @register_jitable
 def _parts_f_strided_call(buf, off, n, stride, tok):
-    if n < PARTS_F_ONE_PASS:
-        return _parts_f_strided(buf, off, n, stride, tok)
-    return _parts_strided_apart(buf, off, n, stride, tok)
+    if n >= PARTS_F_ONE_PASS:
+        return _parts_strided_apart(buf, off, n, stride, tok)
+    r0 = r1 = i0 = i1 = 0.0
+    k = off
+    for _ in range(n // 2):
+        r0 += widen(buf[np.uint64(k)], tok)
+        i0 += widen(buf[np.uint64(k + 1)], tok)
+        r1 += widen(buf[np.uint64(k + stride)], tok)
+        i1 += widen(buf[np.uint64(k + stride + 1)], tok)
+        k += 2 * stride
+    if n & 1:
+        r0 += widen(buf[np.uint64(k)], tok)
+        i0 += widen(buf[np.uint64(k + 1)], tok)
+    return r0 + r1, 0.0, i0 + i1, 0.0
 
 
 @overload(run_parts_strided, jit_options=_OVERLOAD_OPTS)
