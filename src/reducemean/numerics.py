@@ -1223,10 +1223,10 @@ def _parts_strided_vec(buf, off, n, stride, tok):
 
 
 #: Complex64 strided runs shorter than this are summed in one pass of both
-#: parts (_parts_f_strided); longer ones part by part, in the strided lanes
-#: of float32 runs.  Measured on rows of every third value: one pass
-#: 1.2-2.1x faster for 8 to 256 values a row, 1.05x at 512, and a single
-#: 143-row input of 398 values 0.90x.
+#: parts (_parts_f_strided_call); longer ones part by part, in the strided
+#: lanes of float32 runs.  Measured on rows of every third value against
+#: part by part: one pass 1.2-2.1x faster for 8 to 256 values a row, but
+#: 1.05x at 512 and a 143-row input of 398 values 0.90x.
 PARTS_F_ONE_PASS = 256
 
 
