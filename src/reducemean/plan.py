@@ -46,7 +46,7 @@ FOLD_MIN = 1 << 13
 #: width and GROUP_COLUMNS values apart are one kept dim of groups, summed
 #: as the contiguous columns they span (see make_plan).  Against column
 #: blocks of each group, held in cache (float32, float64, int32, int64):
-#: groups of 2 to 12 values up to 4x their width apart 1.1-9x faster, of 16
+#: groups of 2 to 12 values up to 4x their width apart 1.1-10x faster, of 16
 #: to 40 values up to 48 apart 1.0-2x; 50 values 190 apart 0.56-0.79x, 60
 #: values 120 apart 0.87-1.1x, 16 values 60 apart 0.88-1.6x.
 GROUP_SPAN = 4
