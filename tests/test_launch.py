@@ -13,7 +13,7 @@ import pytest
 from exact import BFLOAT16, ulp_distance
 
 import reducemean
-from reducemean import kernels, launch
+from reducemean import kernels, launch, numpy_api
 from reducemean.numerics import NATIVE
 from reducemean.plan import plan_for
 
@@ -89,13 +89,24 @@ def test_forked_child_computes_and_exits(layer):
     assert f"exit 0 got {((1 << 20) - 1) / 2}" in r.stdout
 
 
+class _Forgetful(dict):
+    """A memo that keeps nothing."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
 @pytest.fixture
 def spy(monkeypatch):
     """Record which kernel variant each call used.
 
     A kernel run as parallel tasks is recorded as "<name> in tasks", a split
-    reduction as "<pieces> then <merge>".
+    reduction as "<pieces> then <merge>".  Parallel calls are recorded as
+    they are prepared, so every call prepares its own: the memos of
+    prepared calls (launch) and of repeated calls (numpy_api) keep nothing.
     """
+    monkeypatch.setattr(launch, "_PREPARED", _Forgetful())
+    monkeypatch.setattr(numpy_api, "_DIRECT", _Forgetful())
     calls = []
     for name in ("inner_serial", "rows_serial", "rows_nested", "whole_serial", "short_serial",
                  "outer_serial", "parts_serial", "parts_nested", "parts_general", "short_strided",
@@ -479,6 +490,57 @@ def test_one_thread_means_serial(spy):
     finally:
         numba.set_num_threads(prev)
     assert spy == ["whole_serial"]
+
+
+def test_repeated_big_calls_prepare_their_parallel_call_once(monkeypatch):
+    # numpy_api's memo calls launch.direct's kernel: it prepares the parallel
+    # call once for the number of threads, then only runs it; with one
+    # thread, serial_only or the lock taken it runs the serial kernel.
+    import numba
+
+    if numba.get_num_threads() < 2:
+        pytest.skip("one thread: nothing runs in parallel")
+    prepared, runs = [], []
+    real = launch._prepare
+
+    def counting(plan, *args):
+        prepared.append(plan)
+        call = real(plan, *args)
+
+        def counted(*a):
+            runs.append(plan)
+            return call(*a)
+
+        return counted
+
+    monkeypatch.setattr(launch, "_prepare", counting)
+    monkeypatch.setattr(launch, "_PREPARED", {})
+    monkeypatch.setattr(numpy_api, "_DIRECT", {})
+    rng = np.random.default_rng(21)
+    x = rng.integers(-1000, 1000, (1024, 512)).astype(np.float64)
+    want = x.astype(np.int64).sum(axis=1).astype(np.float64)  # exact: |sums| < 2**53
+
+    def check():
+        assert np.array_equal(reducemean.mean(x, axis=1) * 512, want)
+
+    check()  # the full path: launch.parallel_call prepares and memoises
+    assert (len(prepared), len(runs)) == (1, 1)
+    for _ in range(3):  # the memoised path: the direct kernel prepares its own, once
+        check()
+    assert (len(prepared), len(runs)) == (2, 4)
+    prev = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        check()
+    finally:
+        numba.set_num_threads(prev)
+    with launch.serial_only():
+        check()
+    with launch._lock:
+        check()
+    assert (len(prepared), len(runs)) == (2, 4)  # none of those three ran in parallel
+    check()
+    assert (len(prepared), len(runs)) == (2, 5)
 
 
 def test_few_column_blocks_split_the_rows(spy):

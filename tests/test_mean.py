@@ -1226,6 +1226,65 @@ def test_repeated_small_views_follow_each_view(name, axis):
         check_call(v, axis=axis)
 
 
+def _exact_means(a, axis):
+    """The exact means of integer-valued ``a``, each rounded once to float64 (int / int)."""
+    sums = np.asarray(a.astype(np.int64).sum(axis=axis))
+    count = a.size // max(sums.size, 1)
+    return np.array([int(s) / count for s in sums.ravel()]).reshape(sums.shape)
+
+
+def _check_integer_valued_mean(a, axis):
+    """reducemean.mean of integer-valued ``a`` against exact means: numpy's dtype and shape,
+    values within one unit in the last place of the result type (float64: equal)."""
+    got = reducemean.mean(a, axis=axis)
+    ref = np.mean(a, axis=axis)
+    assert got.dtype == ref.dtype and np.shape(got) == np.shape(ref)
+    parts = [(got.real, a.real), (got.imag, a.imag)] if a.dtype.kind == "c" else [(got, a)]
+    for g, values in parts:
+        want = _exact_means(values, axis)
+        if g.dtype == np.float64:
+            assert np.array_equal(g, want)
+        else:  # rounded once from the exact mean: within one of its ulps
+            err = np.abs(g.astype(np.float64) - want)
+            assert (err <= np.spacing(np.abs(g)).astype(np.float64)).all()
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "float16", "complex128"])
+@pytest.mark.parametrize("shape, view, axis", [
+    ((1024, 512), None, None), ((1024, 512), None, 0), ((1024, 512), None, 1),
+    ((512, 1024), np.s_[:, ::2], 1), ((512, 1024), np.s_[::-1, 3:-5], 0),
+    ((1 << 17, 3), None, 1),  # short rows
+    ((64, 64, 128), None, (0, 2)), ((16, 2048, 16), None, (0, 2)),  # interleaved
+])
+def test_repeated_big_calls_follow_each_input(name, shape, view, axis):
+    # Inputs big enough to run in parallel are memoised too (launch.direct):
+    # every later array of the same shape, dtype and strides must get its own
+    # mean, in parallel or not.
+    import numba
+
+    dt = resolve(name)
+    rng = np.random.default_rng(zlib.crc32(f"big{name}{shape}{axis}".encode()))
+    top = 50 if name == "float16" else 1000
+
+    def data():
+        x = rng.integers(-top, top, shape)
+        if dt.kind == "c":
+            x = x + 1j * rng.integers(-top, top, shape)
+        x = x.astype(dt)
+        return x if view is None else x[view]
+
+    arrays = [data() for _ in range(3)]
+    _check_integer_valued_mean(arrays[0], axis)
+    _check_integer_valued_mean(arrays[1], axis)
+    prev = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        _check_integer_valued_mean(arrays[2], axis)
+    finally:
+        numba.set_num_threads(prev)
+    _check_integer_valued_mean(arrays[0], axis)
+
+
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("rows", [8, 600])  # 600: big enough to run in parallel
 def test_strided_complex_columns_match_exact_means(dtype, rows):

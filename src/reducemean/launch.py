@@ -98,24 +98,84 @@ def run(plan, buf, out, tok, cost=1):
 
     Returns the number of float outputs (or states) that are not finite.
     """
-    given = tok
-    tok = plan_token(plan, tok, buf.dtype)
-    if plan.run_step == 4 and tok.ndim != 4:
-        # groups of columns (every second complex column, narrow crops),
-        # read exactly or scaled: those tokens have no superset loop, so the
-        # groups' two dims stay apart (plan.Plan.fallback)
-        plan = plan.fallback
-        tok = plan_token(plan, given, buf.dtype)
-    p = plan.params
+    plan, tok = resolve(plan, tok, buf.dtype)
     if plan.work * cost >= PARALLEL_MIN and not _forked and not getattr(_local, "serial", False):
-        threads = numba.get_num_threads()
+        threads = num_threads()
         if threads > 1 and _lock.acquire(blocking=False):
             try:
-                return _run_parallel(plan, p, buf, out, tok, threads)
+                return parallel_call(plan, buf, out, tok, threads)(buf, out, tok)
             finally:
                 _lock.release()
     kernel, extra = serial_kernel(plan, buf, tok)
-    return kernel(buf, p, out, tok, *extra)
+    return kernel(buf, plan.params, out, tok, *extra)
+
+
+def direct(plan, serial, cost=1):
+    """A kernel for repeated calls of ``plan`` with arguments of fixed types.
+
+    ``serial`` is ``plan``'s serial kernel (or its compiled entry point),
+    called as ``serial(buf, plan.params, out, tok, *extra)``; ``plan`` and
+    ``tok`` as :func:`resolve` gives them.  Below :data:`PARALLEL_MIN` that
+    is the kernel.  Above it, the kernel returned takes the same arguments
+    and runs in parallel when :func:`run` would, with the parallel call
+    prepared once per number of threads rather than looked up per call
+    (:func:`parallel_call`'s key takes about 1 us to build, a fifth of a
+    parallel call's own cost).  The caller's memo key must fix the types of
+    ``buf``, ``out`` and ``tok``.
+    """
+    if plan.work * cost < PARALLEL_MIN:
+        return serial
+    calls = {}  # threads -> prepared call; the arrays' types are the caller's to fix
+
+    def kern(buf, p, out, tok, *extra):
+        if not _forked and not getattr(_local, "serial", False):
+            threads = num_threads()
+            if threads > 1 and _lock.acquire(blocking=False):
+                try:
+                    call = calls.get(threads)
+                    if call is None:
+                        call = calls[threads] = _prepare(plan, buf, out, tok, threads)
+                    return call(buf, out, tok)
+                finally:
+                    _lock.release()
+        return serial(buf, p, out, tok, *extra)
+
+    return kern
+
+
+def resolve(plan, tok, storage):
+    """The plan and reader token the kernels run for ``plan`` read with ``tok``.
+
+    See :func:`plan_token`.  Groups of columns (every second complex column,
+    narrow crops) read exactly or scaled take ``plan.fallback``: those
+    tokens have no superset loop, so the groups' two dims stay apart.
+    """
+    given = tok
+    tok = plan_token(plan, tok, storage)
+    if plan.run_step == 4 and tok.ndim != 4:
+        plan = plan.fallback
+        tok = plan_token(plan, given, storage)
+    return plan, tok
+
+
+#: The C function behind numba.get_num_threads, once the pool has started.
+_native_threads = None
+
+
+def num_threads():
+    """``numba.get_num_threads()`` (this thread's setting), starting the pool on first use.
+
+    After the first call, straight through Numba's C function: 0.1 us
+    rather than 0.7.
+    """
+    global _native_threads
+    if _native_threads is None:
+        n = numba.get_num_threads()  # starts the pool, which sets the C function up
+        from numba.np.ufunc import parallel
+
+        _native_threads = getattr(parallel, "_get_num_threads", None) or numba.get_num_threads
+        return n
+    return _native_threads()
 
 
 def plan_token(plan, tok, storage):
@@ -240,22 +300,41 @@ INTERLEAVE_MAX = 1 << 14
 MERGE_TASKS_MIN = 1 << 10
 
 
-def in_tasks(kernel, head, total, ntasks, typed_by):
-    """Serial ``kernel(*head, lo, hi)`` over ``ntasks`` even ranges of [0, total), in parallel.
+_I8 = np.dtype(np.int64)
+_empty = np.empty
+_zeros = np.zeros
 
-    See :mod:`reducemean.tasks`.  ``typed_by``: the arrays in ``head`` whose
-    types vary from call to call (tasks.bind).  Here those are the input,
-    the result and the token: the plan's params are always read-only int64,
-    the other values ints, and partial states follow the input's and the
-    token's dtypes.  Returns the tasks' out-of-range count.
+
+def in_tasks(kernel, head, total, ntasks, typed_by):
+    """``call(head)``: serial ``kernel(*head, lo, hi)`` over ranges of [0, total), in parallel.
+
+    ``ntasks`` even ranges.  See :mod:`reducemean.tasks`.  ``head`` gives
+    the types: each call's head must have the same.  ``typed_by``: the
+    arrays in ``head`` whose types vary from plan to plan (tasks.bind).
+    Here those are the input, the result and the token: the plan's params
+    are always read-only int64, the other values ints, and partial states
+    follow the input's and the token's dtypes.  A call returns the tasks'
+    out-of-range count.
     """
-    counts = np.empty(ntasks, np.int64)  # one per task: see kernels._total
-    return tasks.bind(kernels.tasks_parallel, kernel, head, typed_by=typed_by)(head, total, counts)
+    run = tasks.bind(kernels.tasks_parallel, kernel, head, typed_by=typed_by)
+
+    def call(head):
+        return run(head, total, _empty(ntasks, _I8))  # a count per task: see kernels._total
+
+    return call
 
 
 def _ranges(kernel, buf, p, out, tok, total, ntasks, *args):
-    """Serial ``kernel(buf, p, out, tok, *args, lo, hi)`` as ``ntasks`` parallel tasks over [0, total)."""
-    return in_tasks(kernel, (buf, p, out, tok) + args, total, ntasks, (buf, out, tok))
+    """``call(buf, out, tok)``: ``kernel(buf, p, out, tok, *args, lo, hi)`` in parallel tasks.
+
+    ``ntasks`` even ranges of [0, total), each a call of the serial ``kernel``.
+    """
+    call = in_tasks(kernel, (buf, p, out, tok) + args, total, ntasks, (buf, out, tok))
+
+    def ranges(buf, out, tok):
+        return call((buf, p, out, tok) + args)
+
+    return ranges
 
 
 def _states(buf, tok, n):
@@ -269,18 +348,25 @@ def _states(buf, tok, n):
 
 
 def _split(pieces, merge, buf, p, out, tok, nstates, args, total, margs, nmerge):
-    """A split reduction, in one call of kernels.pieces_then_merge.
+    """``call(buf, out, tok)``: a split reduction, in one call of kernels.pieces_then_merge.
 
     ``pieces(buf, p, pa, pb, tok, *args, lo, hi)`` over [0, total) in
-    parallel, one task a piece, then ``merge(pa, pb, out, p, *margs, 0,
-    nmerge)``.  Returns the merge's out-of-range count.
+    parallel, one task a piece, then ``merge(pa, pb, out, p, *margs, tok,
+    0, nmerge)``, on ``nstates`` new zeroed states of each kind.  A call
+    returns the merge's out-of-range count.
     """
-    pa, pb = _states(buf, tok, nstates)
-    head = (buf, p, pa, pb, tok) + args
-    mhead = (pa, pb, out, p) + margs
-    run = tasks.bind(kernels.pieces_then_merge, pieces, head, merge, mhead,
-                     typed_by=(buf, out, tok))
-    return run(head, mhead, total, np.empty(total, np.int64), nmerge)
+    pa, pb = _states(buf, tok, nstates)  # (for their type)
+    run = tasks.bind(kernels.pieces_then_merge, pieces, (buf, p, pa, pb, tok) + args, merge,
+                     (pa, pb, out, p) + margs + (tok,), typed_by=(buf, out, tok))
+    dt = pa.dtype
+
+    def split(buf, out, tok):
+        pa = _zeros(nstates, dt)
+        pb = _zeros(nstates, dt)
+        return run((buf, p, pa, pb, tok) + args, (pa, pb, out, p) + margs + (tok,), total,
+                   _empty(total, _I8), nmerge)
+
+    return split
 
 
 def _reduced_outside(plan):
@@ -301,7 +387,34 @@ def _reduced_outside(plan):
     return outer > min(abs(dim[1]) for dim in plan.kept)
 
 
-def _run_parallel(plan, p, buf, out, tok, threads):
+#: Prepared parallel calls (see parallel_call), with the plan each was made for.
+_PREPARED: dict = {}
+_PREPARED_MAX = 1024
+
+
+def parallel_call(plan, buf, out, tok, threads):
+    """``call(buf, out, tok)``: ``plan`` in parallel on ``threads`` threads, for these types.
+
+    Memoised on the plan and the arrays' dtypes, dims and flags (the plan is
+    kept with its call, so its id stays its own).  See :func:`_prepare`.
+    """
+    key = (id(plan), threads, *tasks.kinds((buf, out, tok)))
+    hit = _PREPARED.get(key)
+    if hit is None:
+        if len(_PREPARED) >= _PREPARED_MAX:
+            _PREPARED.clear()
+        hit = _PREPARED[key] = (plan, _prepare(plan, buf, out, tok, threads))
+    return hit[1]
+
+
+def _prepare(plan, buf, out, tok, threads):
+    """Which parallel kernels run ``plan``, bound once: a function of ``(buf, out, tok)``.
+
+    ``buf``, ``out`` and ``tok`` give the types, and later calls must pass
+    arrays of the same.  The prepared call holds no array of theirs, so
+    memoising it keeps no input alive.
+    """
+    p = plan.params
     if plan.family == "short":
         return _ranges(kernels.short_kernel(plan.count), buf, p, out, tok, plan.nout,
                        -(-plan.nout // kernels.SHORT_TASK))
@@ -311,7 +424,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         if chunks == 1:
             return _ranges(serial, buf, p, out, tok, plan.nout // 2, threads)
         return _split(pieces, kernels.parts_merge, buf, p, out, tok,
-                      plan.nout * chunks, (chunks,), plan.nout // 2 * chunks, (chunks, tok),
+                      plan.nout * chunks, (chunks,), plan.nout // 2 * chunks, (chunks,),
                       plan.nout)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX and (
             _reduced_outside(plan)):
@@ -319,13 +432,9 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         if outer_runs >= threads:
             if plan.nout < MERGE_TASKS_MIN:
                 return _split(kernels.interleaved_pieces, kernels.merge_outputs, buf, p, out,
-                              tok, plan.nout * threads, (threads,), threads, (threads, tok),
+                              tok, plan.nout * threads, (threads,), threads, (threads,),
                               plan.nout)
-            pa, pb = _states(buf, tok, plan.nout * threads)
-            in_tasks(kernels.interleaved_pieces, (buf, p, pa, pb, tok, threads), threads, threads,
-                     (buf, tok))
-            return in_tasks(kernels.merge_outputs, (pa, pb, out, p, threads, tok), plan.nout,
-                            threads, (pa, out, tok))
+            return _interleaved_then_merged(plan, buf, out, tok, threads)
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1 and plan.kept and len(plan.reduced) == 1:
@@ -336,7 +445,7 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         whole = not plan.kept and len(plan.reduced) == 1  # one run
         pieces = kernels.whole_pieces if whole else kernels.inner_pieces
         return _split(pieces, kernels.merge_outputs, buf, p, out, tok,
-                      plan.nout * chunks, (chunks,), plan.nout * chunks, (chunks, tok), plan.nout)
+                      plan.nout * chunks, (chunks,), plan.nout * chunks, (chunks,), plan.nout)
     ncols = plan.kept[-1][0]
     block = block_width(ncols, plan.group)
     units = column_units(plan, block)
@@ -355,4 +464,27 @@ def _run_parallel(plan, p, buf, out, tok, threads):
         return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block, blk)
     # serial merge: _chunks leaves at least eight rows per piece to merge
     return _split(kernels.outer_pieces, kernels.outer_merge, buf, p, out, tok, plan.nout * chunks,
-                  (block, chunks, blk), units * chunks, (block, chunks, tok), units)
+                  (block, chunks, blk), units * chunks, (block, chunks), units)
+
+
+def _interleaved_then_merged(plan, buf, out, tok, threads):
+    """The interleaved kernel's pieces in parallel, then their states merged in parallel too.
+
+    For :data:`MERGE_TASKS_MIN` outputs or more (two parallel calls).
+    """
+    p = plan.params
+    nstates = plan.nout * threads
+    pa, pb = _states(buf, tok, nstates)  # (for their type)
+    pieces = in_tasks(kernels.interleaved_pieces, (buf, p, pa, pb, tok, threads), threads,
+                      threads, (buf, tok))
+    merge = in_tasks(kernels.merge_outputs, (pa, pb, out, p, threads, tok), plan.nout, threads,
+                     (pa, out, tok))
+    dt = pa.dtype
+
+    def interleaved(buf, out, tok):
+        pa = _zeros(nstates, dt)
+        pb = _zeros(nstates, dt)
+        pieces((buf, p, pa, pb, tok, threads))
+        return merge((pa, pb, out, p, threads, tok))
+
+    return interleaved

@@ -19,24 +19,26 @@ from .span import span_inputs, span_of
 
 _AXES: dict = {}
 
-# Small calls without dtype/out/where skip every decision after the first:
-# the key maps straight to (serial kernel, its packed plan, the number of
+# Repeated calls without dtype/out/where skip every decision after the
+# first: the key maps straight to (kernel, its packed plan, the number of
 # outputs, token, result dtype, result shape (see _remember), how to get the
 # flat buffer (True: the input is; False: ravel it; else a function),
-# plan, dispatch entry).  Only None, plain ints and tuples of plain ints are
-# axis keys (1.0 == 1 and True == 1 as dict keys, and numpy refuses float
-# axes), and only inputs with float32/float64 results, float16/bfloat16
-# inputs whose kernels write their results' bits (engine.writes_bits), or
-# complex inputs with their own complex results.  C-contiguous inputs that
-# are not their own storage dtype (bool, float16, bfloat16, complex) reach
-# the kernel through a wrapper that views them as their storage
-# (_storage_kernel, _parts_kernel); a 16-bit result is viewed as its bits.
-# The key holds the array's flag bits rather than its strides: C-contiguity
-# fixes the strides that matter, and the ALIGNED bit keeps an unaligned array
-# off a kernel compiled for aligned ones, since the kernel is called through
-# its compiled entry point, past Numba's type dispatch.  Other views are
-# keyed by their strides too, and their flat span (in the storage dtype) is
-# made per call (reducemean.span), since it starts at the view's own address.
+# plan, dispatch entry).  The kernel is the serial one, or for inputs big
+# enough to run in parallel launch.direct's, which decides per call.  Only
+# None, plain ints and tuples of plain ints are axis keys (1.0 == 1 and
+# True == 1 as dict keys, and numpy refuses float axes), and only inputs
+# with float32/float64 results, float16/bfloat16 inputs whose kernels write
+# their results' bits (engine.writes_bits), or complex inputs with their own
+# complex results.  C-contiguous inputs that are not their own storage dtype
+# (bool, float16, bfloat16, complex) reach the kernel through a wrapper that
+# views them as their storage (_storage_kernel, _parts_kernel); a 16-bit
+# result is viewed as its bits.  The key holds the array's flag bits rather
+# than its strides: C-contiguity fixes the strides that matter, and the
+# ALIGNED bit keeps an unaligned array off a kernel compiled for aligned
+# ones, since the kernel is called through its compiled entry point, past
+# Numba's type dispatch.  Other views are keyed by their strides too, and
+# their flat span (in the storage dtype) is made per call (reducemean.span),
+# since it starts at the view's own address.
 _DIRECT: dict = {}
 _C_CONTIGUOUS = 1  # numpy's NPY_ARRAY_C_CONTIGUOUS flag bit
 _DIRECT_MAX = 4096
@@ -177,7 +179,6 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if (
         key is not None
         and dtype is None
-        and plan.work * entry.cost < launch.PARALLEL_MIN
         and not fold.applies(plan)
         and plan.count
         and plan.nout
@@ -238,7 +239,7 @@ def _remember(a, axis, keepdims, plan, entry, rd):
     shape = plan.out_shape if plan.out_shape else []
     if shape == (nout,):
         shape = True
-    tok = launch.plan_token(plan, entry.token_for(rd), entry.storage)
+    run, tok = launch.resolve(plan, entry.token_for(rd), entry.storage)
     bits = rd.itemsize == 2  # a float16/bfloat16 result, written as its bits
     part = entry.storage if entry.pairs or bits else rd
     viewed = entry.storage != a.dtype  # bool as uint8, complex as float pairs
@@ -251,16 +252,16 @@ def _remember(a, axis, keepdims, plan, entry, rd):
         flat = _span_maker(a, plan, entry)
         buf = flat(a)
         viewed = False  # the span is in the storage dtype already
-    args = (buf, plan.params, np.empty(plan.nout, part), tok)
-    kernel, extra = launch.serial_kernel(plan, buf, tok)
-    kern = _compiled(kernel, args + extra)
+    args = (buf, run.params, np.empty(run.nout, part), tok)
+    kernel, extra = launch.serial_kernel(run, buf, tok)
+    kern = launch.direct(run, _compiled(kernel, args + extra), entry.cost)
     if entry.pairs:
         kern = _parts_kernel(kern, plan, entry)
     elif bits:
         kern = _bits_kernel(kern, entry.storage if viewed else None)
     elif viewed:
         kern = _storage_kernel(kern, entry.storage)
-    _DIRECT[key] = (kern, plan.params, extra, nout, tok, rd, shape, flat, plan, entry)
+    _DIRECT[key] = (kern, run.params, extra, nout, tok, rd, shape, flat, plan, entry)
 
 
 def _span_maker(a, plan, entry):

@@ -75,7 +75,7 @@ def address(task, head):
     return cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
 
 
-def _kinds(values):
+def kinds(values):
     """What fixes each value's Numba type, quicker to find than the type itself."""
     return [(v.dtype, v.ndim, v.flags.num & _TYPE_FLAGS) if type(v) is np.ndarray else type(v)
             for v in values]
@@ -97,7 +97,7 @@ def bind(driver, task, head, merge=None, mhead=(), typed_by=None):
     ``typed_by``, and the memo keys on those alone.
     """
     key = (driver, task, merge, len(head),
-           *_kinds(head + mhead if typed_by is None else typed_by))
+           *kinds(head + mhead if typed_by is None else typed_by))
     run = _BOUND.get(key)
     if run is None:
         if merge is None:
