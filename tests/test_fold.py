@@ -1,5 +1,7 @@
 """Narrow columns folded from wider rows (reducemean.fold), against exact means."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from exact import exact_mean, ulp_distance
@@ -21,7 +23,12 @@ def test_only_large_contiguous_narrow_columns_fold():
     a = np.zeros((N, 3))
     assert fold.applies(_plan(a, 0))
     assert fold.applies(_plan(np.zeros((N, 3), np.complex64), 0))  # six float columns
-    assert not fold.applies(_plan(np.zeros((N, fold.FOLD_WIDTH)), 0))  # wide enough
+    assert not fold.applies(_plan(np.zeros((N, fold.FOLD_WIDTH)), 0))  # wide enough...
+    for w in (fold.FOLD_WIDTH, fold.FOLD_WIDE - 1):  # ...at this size
+        rows = -(-fold.FOLD_MIN_WIDE // w)
+        assert fold.applies(_plan(np.zeros((rows, w)), 0))
+        assert not fold.applies(_plan(np.zeros((rows - 1, w)), 0))
+    assert not fold.applies(_plan(np.zeros((fold.FOLD_MIN_WIDE, fold.FOLD_WIDE)), 0))
     assert not fold.applies(_plan(a[: N // 8], 0))  # small: the column kernels
     assert not fold.applies(_plan(a[::2], 0))  # rows not contiguous
     assert not fold.applies(_plan(a[:, :2], 0))
@@ -47,6 +54,30 @@ def test_folded_float64_columns_are_compensated(w, extra):
         assert ulp_distance(got[j], want[j], np.float64) <= 1, j
     with launch.serial_only():
         assert np.array_equal(reducemean.mean(x, axis=0), got)
+
+
+@pytest.mark.parametrize("w", range(fold.FOLD_WIDTH, fold.FOLD_WIDE))
+@pytest.mark.parametrize("extra", [0, 7])
+def test_folded_wider_columns_from_more_values(w, extra):
+    # Widths from FOLD_WIDTH fold from FOLD_MIN_WIDE values, into rows of
+    # w * 2**k lanes (36 to 64): each column against its exact mean, with
+    # a cancelling pair as above, and the same means serially.
+    rng = np.random.default_rng(w * 10 + extra)
+    n = -(-fold.FOLD_MIN_WIDE // w) + extra
+    x = rng.integers(-1000, 1000, (n, w)).astype(np.float64) + 0.25 * np.arange(w)
+    x[0], x[-1] = 1e15, -1e15
+    assert fold.applies(_plan(x, 0))
+    got = reducemean.mean(x, axis=0)
+    sums = x[1:-1].sum(axis=0)  # exact: quarters below 2**50
+    for j in range(w):
+        assert got[j] == sums[j] / n, j
+    with launch.serial_only():
+        assert np.array_equal(reducemean.mean(x, axis=0), got)
+    for dt in (np.int32, np.uint8, np.float16):  # other families
+        y = rng.integers(0, 100, (n, w)).astype(dt)
+        got = reducemean.mean(y, axis=0)
+        for j, s in enumerate(y.sum(axis=0, dtype=np.int64)):
+            assert ulp_distance(got[j], Fraction(int(s), n), got.dtype) <= 0.5, (dt, j)
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.int8, np.bool_, np.float16, np.float32])

@@ -1,10 +1,11 @@
 """Narrow columns summed as wider rows, then folded: (n, 3) over axis 0.
 
 The column kernels accumulate a block of outputs row by row.  With only a
-few columns (under FOLD_WIDTH) there is nothing to vectorise across, and
-each value's state is loaded and stored on its own, one dependent step per
-row: (100000, 3) float64 over axis 0 measured 8-10 ns a value, slower than
-numpy.mean (2.4 ms against 1.5 ms; folded, 0.13 ms).
+few columns (under FOLD_WIDTH, or FOLD_WIDE from FOLD_MIN_WIDE values)
+there is little to vectorise across, and each value's state is loaded and
+stored on its own, one dependent step per row: (100000, 3) float64 over
+axis 0 measured 8-10 ns a value, slower than numpy.mean (2.4 ms against
+1.5 ms; folded, 0.13 ms).
 
 When those rows are contiguous, the values are one flat span, and column
 ``j`` holds the values at positions ``j, j + w, j + 2w, ...``.  So the span
@@ -21,9 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import kernels, launch
-from .plan import FOLD_MIN, FOLD_WIDTH, plan_for
+from .plan import FOLD_MIN, FOLD_MIN_WIDE, FOLD_WIDE, FOLD_WIDTH, plan_for
 
-__all__ = ["applies", "run", "FOLD_LANES", "FOLD_MIN", "FOLD_WIDTH"]
+__all__ = ["applies", "run", "FOLD_LANES", "FOLD_MIN", "FOLD_MIN_WIDE", "FOLD_WIDE", "FOLD_WIDTH"]
 
 #: Most lanes a folded row has.
 FOLD_LANES = 64
@@ -32,9 +33,10 @@ FOLD_LANES = 64
 def applies(plan):
     """Whether ``plan`` reduces narrow contiguous rows over their one reduced dim.
 
-    The plan decides it once (``Plan.folded``: columns under FOLD_WIDTH,
-    spans of FOLD_MIN values or more); complex values whose part dimension
-    stands alone are the parts family's, not folded.
+    The plan decides it once (``Plan.folded``: columns under FOLD_WIDTH
+    over spans of FOLD_MIN values or more, or under FOLD_WIDE over
+    FOLD_MIN_WIDE); complex values whose part dimension stands alone are
+    the parts family's, not folded.
     """
     return plan.folded
 
