@@ -582,6 +582,13 @@ def test_tall_narrow_columns_past_l2_read_eight_spread_rows_a_pass(spy):
             worst = max(ulp_distance(g, Fraction(int(s), n), got.dtype)
                         for g, s in zip(got.ravel(), sums))
             assert worst <= (0.5 if dt in (np.int32, np.int8) else 1), (shape, dt, worst)
+    # pieces past 16 MiB, one row at a time until they too read eight a pass:
+    # uint8 rows, and float64 narrow columns folded into rows of 48 lanes
+    for a in (rng.integers(0, 256, (8 * 87500 + 5, 48), dtype=np.uint8),
+              rng.integers(-1000, 1000, (1400003, 3)).astype(np.float64)):
+        assert a.nbytes > 2 * (16 << 20)
+        got = reducemean.mean(a, axis=0)
+        assert np.array_equal(got, a.sum(axis=0, dtype=np.int64) / a.shape[0]), a.dtype
     # a serial call takes the whole block as one range
     a = rng.integers(-1000, 1000, (8 * 4099 + 3, 100)).astype(np.int32)
     with launch.serial_only():

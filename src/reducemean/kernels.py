@@ -75,10 +75,8 @@ NARROW = 512
 CACHED = 1 << 20
 CACHED_16 = 1 << 18
 #: ...or its plan has fewer units than this (blocks of columns at every outer
-#: kept offset: one for a tall 2-D input), and the block (or a piece of its
-#: rows) reads at most SPREAD bytes.
+#: kept offset: one for a tall 2-D input), whatever its size.
 FEW_UNITS = 4
-SPREAD = 16 << 20
 #: Wide rows under this many bytes that lie end to end (one contiguous run
 #: per block) are read eight streams an eighth of the block apart as well.
 SPREAD_ROW = 32 << 10
@@ -849,13 +847,19 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
     at a time when the block comes from memory, eight separate streams no
     slower.  (For large blocks, such as NHWC's, the eight streams measured
     up to 1.2x slower than one at a time.)
-    A plan of ``few`` units (FEW_UNITS) takes the eight streams up to SPREAD
-    bytes too, 16-bit types included: a tall input of narrow rows, one long
-    block whose rows one at a time ran at 8-30 GB/s, bound by each row's own
-    loop overhead (rows of 64 to 448 values, 4 to 32 MiB, two threads:
-    1.4-3.8x faster held in cache; from memory mostly 1.0-2.0x, though
-    rows of 448 float32 or float64 values read 0.86-0.91x in some runs of
-    this noisy machine and 1.05-1.5x in others).  Many units, as
+    A plan of ``few`` units (FEW_UNITS) takes the eight streams too, 16-bit
+    types included: a tall input of narrow rows, one long block whose rows
+    one at a time ran at 8-30 GB/s, bound by each row's own loop overhead
+    (rows of 64 to 448 values, 4 to 32 MiB, two threads: 1.4-3.8x faster
+    held in cache; from memory mostly 1.0-2.0x, though rows of 448 float32
+    or float64 values read 0.86-0.91x in some runs of this noisy machine
+    and 1.05-1.5x in others).  Past 16 MiB a piece, where one row at a
+    time had been kept, it fell to 2.5-23 GB/s, slower than numpy for
+    float64 (rows of 3 to 448 values, 48 to 200 MiB, the folded narrow
+    columns included): the eight streams read those 1.0-5.8x faster (old
+    and new alternating; uint8 3-6x, float64 (n, 48) 2.2-3.3x, float32
+    (n, 448) 1.0-1.15x; int32 (n, 64) read 0.82-0.88x in one run and
+    1.2-1.9x in the next).  Many units, as
     NHWC's, stay one row at a time: each thread's rows then run on through
     its next units as one unbroken stream, which eight streams per unit
     measured up to 1.2x slower than.
@@ -906,7 +910,7 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
         else:
             adv = 8
     elif (nbytes <= CACHED and (nbytes > CACHED_16 or not is_16bit(buf))) or (
-            few and CACHED < nbytes <= SPREAD):
+            few and CACHED < nbytes):
         q = passes = (hi - lo) // 8
     for i in range(passes):
         f = lo + i * adv
