@@ -181,6 +181,29 @@ def test_float64_goes_parallel_at_half_the_size(spy):
     assert spy[-1] == "whole_serial"
 
 
+def test_values_apart_go_parallel_at_half_the_size(spy):
+    # runs of every second or third value, and columns of them, cost more
+    # per value than contiguous ones (plan.Plan.weight)
+    n = launch.PARALLEL_MIN // 2
+    two = launch.numba.get_num_threads() > 1
+    x = np.arange(3 * n, dtype=np.float32) % 1000
+    for v, axis, parallel in (
+            (x[: 2 * n: 2], None, "whole_pieces then merge_outputs"),
+            (x[::3], None, "whole_pieces then merge_outputs"),
+            (x[: 2 * n].reshape(512, -1)[:, ::2], 1, "rows_serial in tasks"),
+            (x[: 2 * n].reshape(512, -1)[:, ::2], 0, "outer_pieces then outer_merge"),
+            (x[:n], None, "whole_serial"),  # contiguous: serial at this size
+            (x[: n - 2: 2], None, "whole_serial"),  # under half: serial
+    ):
+        got = reducemean.mean(v, axis=axis)
+        assert spy[-1] == (parallel if two else spy[-1].split(" ")[0]), (v.shape, axis)
+        sums = v.astype(np.int64).sum(axis=axis)
+        count = v.size // np.size(sums)
+        want = np.array([Fraction(int(s), count) for s in np.ravel(sums)])
+        assert all(ulp_distance(g, w, np.float32) <= 1
+                   for g, w in zip(np.ravel(got), want)), (v.shape, axis)
+
+
 def test_rows_run_as_ranges_of_outputs(spy):
     # one kept and one reduced dim: the row loop, in parallel over output ranges
     a = np.arange(BIG, dtype=np.float32).reshape(-1, 64)

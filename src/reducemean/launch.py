@@ -14,7 +14,8 @@ OpenMP hangs the child).  reducemean is safe on every layer by one rule:
   callers that already run one task per core (dask's threaded scheduler).
 
 Inputs smaller than :data:`PARALLEL_MIN` elements (half that for float64,
-whose compensated sums cost twice as much per element) run serially:
+whose compensated sums cost twice as much per element, and half again for
+values not read one after another: plan.Plan.weight) run serially:
 starting the pool costs more than it saves.
 """
 
@@ -31,8 +32,9 @@ from . import kernels, tasks
 from .numerics import run_token, small_sums_token, state_dtype
 from .plan import SHORT_RUN
 
-#: Work, in elements read times the dispatch entry's cost (2 for float64, 1
-#: otherwise), below which a reduction runs on the calling thread.  Measured
+#: Work, in elements read (plan.Plan.weight) times the dispatch entry's cost
+#: (2 for float64, 1 otherwise), below which a reduction runs on the calling
+#: thread.  Measured
 #: by ``python -m reducemean.bench.threshold`` (the crossover where two
 #: threads first beat one on whole, rows and columns, float32 and float64,
 #: rounded up to a power of two); change it with set_parallel_min.
@@ -93,13 +95,13 @@ def serial_only():
 def run(plan, buf, out, tok, cost=1):
     """Reduce ``buf`` into ``out`` by ``plan``, in parallel when it pays and is safe.
 
-    Parallel when ``plan.work * cost`` reaches :data:`PARALLEL_MIN` (``cost``:
-    the dispatch entry's work per element).
+    Parallel when ``plan.weight * cost`` reaches :data:`PARALLEL_MIN`
+    (``cost``: the dispatch entry's work per element).
 
     Returns the number of float outputs (or states) that are not finite.
     """
     plan, tok = resolve(plan, tok, buf.dtype)
-    if plan.work * cost >= PARALLEL_MIN and not _forked and not getattr(_local, "serial", False):
+    if plan.weight * cost >= PARALLEL_MIN and not _forked and not getattr(_local, "serial", False):
         threads = num_threads()
         if threads > 1 and _lock.acquire(blocking=False):
             try:
@@ -123,7 +125,7 @@ def direct(plan, serial, cost=1):
     parallel call's own cost).  The caller's memo key must fix the types of
     ``buf``, ``out`` and ``tok``.
     """
-    if plan.work * cost < PARALLEL_MIN:
+    if plan.weight * cost < PARALLEL_MIN:
         return serial
     calls = {}  # threads -> prepared call; the arrays' types are the caller's to fix
 
