@@ -699,6 +699,11 @@ def test_narrow_column_groups_are_summed_as_the_columns_they_span(name):
         ((40, 1001, 22), np.s_[:, :, :7], 0),  # 7007 columns: a block per thread
         ((3, 18, 50, 22), np.s_[..., 5:11], 1),  # three outer offsets
         ((18, 144, 22), np.s_[::-1, :, :7], 0),  # rows backwards
+        # the reduced dim between the groups' dims: (n, m, w) over the middle
+        ((6000, 2, 3), np.s_[:], 1),  # 18000 columns: 16383, then 1617
+        ((50000, 2, 3), np.s_[:], 1),  # in tasks
+        ((300, 3, 16), np.s_[:], 1),
+        ((6000, 2, 3), np.s_[:, ::-1], 1),  # rows backwards
     ]
     for shape, sl, axis in cases:
         x = rng.integers(0, hi, shape).astype(dt)[sl]

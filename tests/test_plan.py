@@ -189,7 +189,7 @@ def test_every_second_complex_column_is_one_kept_dim_of_both_parts(shape, view, 
     (np.float16, np.s_[:, :, :7], 0, ((144, 22, 7), (7, 1, 1)), None),  # no 16-bit superset
     (np.float32, np.s_[:, :, ::2], 0, ((144 * 11, 2, 1),), None),  # every second column
     (np.float32, np.s_[:, :, :1], 0, ((144, 22, 1),), None),  # single columns
-    (np.float32, np.s_[:, :, :7], 1, ((18, 3168, 7), (7, 1, 1)), None),  # a reduced dim between
+    (np.float32, np.s_[:, :, :7], 1, ((18, 3168, 7), (7, 1, 1)), None),  # between, too far apart
     (np.float32, np.s_[::-1, :, :7], 0, ((144 * 7, 22, 1),), 7),  # rows backwards: read forwards
     (np.float32, np.s_[:, ::-1, :7], 0, ((144, -22, 7), (7, 1, 1)), None),  # groups backwards
 ])
@@ -207,6 +207,25 @@ def test_narrow_column_groups_are_one_kept_dim(dtype, view, axes, kept, group):
     assert (p.run_step, p.group, p.params[-1]) == (4, group, group)
     assert p.fallback.kept[-2:] == ((144, 22, group), (group, 1, 1))
     assert p.fallback.group == 1 and p.fallback.run_step == 0
+
+
+@pytest.mark.parametrize("shape, axes, kept, group", [
+    ((1000, 2, 3), 1, ((3000, 6, 1),), 3),  # (n, m, w) over the middle: groups m * w apart
+    ((1000, 3, 16), 1, ((16000, 48, 1),), 16),
+    ((1000, 2, 2, 3), (1, 2), ((3000, 12, 1),), 3),  # two reduced dims between, merged
+    ((1000, 5, 3), 1, ((1000, 15, 3), (3, 1, 1)), None),  # 15 > 4 * 3: too far apart
+])
+def test_column_groups_with_reduced_dims_between(shape, axes, kept, group):
+    # The reduced dims lie between the groups' two kept dims: each row of
+    # the column loop starts inside the groups' span, so its superset reads
+    # the other rows' values too, m times the values kept (as S / w does).
+    p = _plan(np.empty(shape, np.float32), axes)
+    assert p.kept == kept
+    if group is None:
+        assert p.group == 1 and p.run_step != 4
+        return
+    assert (p.run_step, p.group, p.params[-1]) == (4, group, group)
+    assert p.fallback.group == 1 and len(p.fallback.kept) == 2
 
 
 @pytest.mark.parametrize("view, axes, run_step", [
