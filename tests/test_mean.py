@@ -1285,6 +1285,42 @@ def test_repeated_big_calls_follow_each_input(name, shape, view, axis):
     _check_integer_valued_mean(arrays[0], axis)
 
 
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "uint8", "float16", "bfloat16"])
+@pytest.mark.parametrize("shape, axis", [
+    ((2000, 64, 3), 0),  # kept dims merged in memory order
+    ((50000, 64, 3), 0),  # in tasks
+    ((2000, 2, 16), 1),  # and grouped
+    ((3000, 64, 3), 2),  # short rows
+    ((20, 100, 7, 30), 2),  # three kept dims
+])
+def test_kept_dims_out_of_memory_order_come_out_in_the_results_order(name, shape, axis):
+    # A transposed view's kept dims are summed in their memory order and the
+    # means transposed into the result's (plan.Plan.permute), by mean,
+    # keepdims and out= included, by reduce_mean and by the states that
+    # reducemean.dask adds up: against exact means.
+    from reducemean import states
+
+    dt = resolve(name)
+    rng = np.random.default_rng(zlib.crc32(f"perm{name}{shape}{axis}".encode()))
+    top = 50 if dt.itemsize == 2 else 100 if dt.kind == "u" else 1000
+    x = rng.integers(0 if dt.kind == "u" else -top, top, shape).astype(dt)
+    v = x.T
+    ax = x.ndim - 1 - axis
+    _check_integer_valued_mean(v, ax)
+    ref = np.mean(v, axis=ax, keepdims=True)
+    got = reducemean.mean(v, axis=ax, keepdims=True)
+    assert got.shape == ref.shape
+    assert np.array_equal(got, reducemean.mean(v, axis=ax).reshape(ref.shape))
+    out = np.empty(ref.shape[:ax] + ref.shape[ax + 1:], np.float64)
+    assert reducemean.mean(v, axis=ax, out=out) is out
+    assert np.array_equal(out, _exact_means(v, ax))
+    if dt.kind == "f":  # reduce_mean keeps the input's type
+        r = reducemean.reduce_mean(v, axes=[ax], keepdims=0)
+        assert np.array_equal(r, reducemean.mean(v, axis=ax))
+    st, count = states.partial(v, ax, keepdims=False, result_dtype=np.float64)
+    assert np.array_equal(states.finish(st, count, v.dtype, np.float64), _exact_means(v, ax))
+
+
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("rows", [8, 600])  # 600: big enough to run in parallel
 def test_strided_complex_columns_match_exact_means(dtype, rows):

@@ -228,6 +228,37 @@ def test_column_groups_with_reduced_dims_between(shape, axes, kept, group):
     assert p.fallback.group == 1 and len(p.fallback.kept) == 2
 
 
+@pytest.mark.parametrize("shape, axes, kept, permute", [
+    # x.T for a C-ordered x of ``shape``, over x's ``axes``: its kept dims
+    # are in the reverse of their memory order
+    ((5000, 64, 3), 0, ((192, 1, 1),), ((64, 3), (1, 0))),
+    ((5000, 64, 300), 0, ((19200, 1, 1),), ((64, 300), (1, 0))),
+    ((5000, 2, 16), 1, ((80000, 32, 1),), ((5000, 16), (1, 0))),  # then grouped
+    ((20, 100, 7, 30), 2, ((2000, 210, 30), (30, 1, 1)), ((20, 100, 30), (2, 1, 0))),
+    ((5000, 64, 3), 2, ((320000, 3, 1),), ((5000, 64), (1, 0))),  # short rows
+])
+def test_kept_dims_out_of_memory_order_are_planned_in_it(shape, axes, kept, permute):
+    # A column plan whose kept dims merge, or group, only in their memory
+    # order writes them so, for the caller to transpose (Plan.permute).
+    x = np.empty(shape, np.float32)
+    p = _plan(x.T, (x.ndim - 1 - axes,))
+    assert (p.kept, p.permute) == (kept, permute)
+    mem, order = permute
+    assert tuple(mem[k] for k in order) == p.out_shape
+    q = _plan(x, (axes,))  # in order already: never permuted
+    assert q.permute is None
+
+
+def test_kept_dims_out_of_order_that_gain_nothing_keep_it():
+    # no fewer kept dims and no groups in memory order (300 > 4 * 3): the
+    # plan as it was
+    x = np.empty((5000, 100, 3), np.float32).T
+    p = _plan(x, (1,))
+    assert p.permute is None and p.kept == ((5000, 300, 1), (3, 1, 5000))
+    c = np.empty((5000, 64, 3), np.complex64).T  # complex values: never permuted
+    assert _plan(c, (2,), pairs=True).permute is None
+
+
 @pytest.mark.parametrize("view, axes, run_step", [
     (np.s_[:, :], 1, 1),  # contiguous complex rows
     (np.s_[:, :], None, 1),  # a whole array: one run

@@ -59,14 +59,26 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
         return result
     if plan.nout == 0:
         return result
+    if plan.permute is not None:  # the kept dims in their memory order, then transposed
+        shape, order = plan.permute
+        mem = np.empty(shape, result.dtype)
+        _reduce_flat(a, plan, entry, mem.reshape(-1))
+        result.reshape(tuple(shape[k] for k in order))[...] = mem.transpose(order)
+        return result
+    _reduce_flat(a, plan, entry, result.reshape(-1))
+    return result
+
+
+def _reduce_flat(a, plan, entry, result):
+    """:func:`reduce_into` for a flat ``result``, in the plan's output order."""
     rd = result.dtype
     rounded = False
     if rd == _F8 or rd == _F4 or rd.kind in "iu":
-        target = result.reshape(-1)
+        target = result
     elif writes_bits(rd, entry):
-        target = result.reshape(-1).view(np.uint16)
+        target = result.view(np.uint16)
     elif rd.kind == "c":
-        target = result.reshape(-1).view(_F4 if rd.itemsize == 8 else _F8)
+        target = result.view(_F4 if rd.itemsize == 8 else _F8)
     else:  # float16 / bfloat16 results: 13+ bits finer in float32, then rounded
         target = np.empty(plan.nout, _F4)
         rounded = True
@@ -74,12 +86,11 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
     if bad:
         redo_out_of_range(a, plan, entry, target)
     if rounded:
-        result[...] = target.reshape(plan.out_shape).astype(rd)
+        result[...] = target.astype(rd)
     elif rd.kind == "c" and (bad or rd.itemsize // 2 < entry.storage.itemsize):
         # Every sum finite and in range (bad == 0) gives finite means, unless
         # they are narrowed (complex128 into complex64), which can overflow.
         complex_nonfinite_as_numpy(result)
-    return result
 
 
 def writes_bits(rd, entry):

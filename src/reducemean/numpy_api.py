@@ -180,6 +180,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         key is not None
         and dtype is None
         and not fold.applies(plan)
+        and plan.permute is None  # (see engine.reduce_into)
         and plan.count
         and plan.nout
         # (dtype=None: complex keeps its own, 16-bit floats theirs)

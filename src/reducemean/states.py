@@ -52,9 +52,16 @@ def partial(a, axis=None, keepdims=True, result_dtype=None):
     shape = plan.out_shape + ((2,) if entry.pairs else ())
     states = np.zeros(shape + (2,), entry.state_dtype)
     if plan.count and plan.nout:
-        flat = states.reshape(-1, 2)
         rd = entry.mean_dtype if result_dtype is None else np.dtype(result_dtype)
-        launch.run(plan, storage_view(a, plan, entry), flat, entry.token_for(rd), entry.cost)
+        mem = states
+        if plan.permute is not None:  # kept dims in their memory order (plan.make_plan)
+            kept, order = plan.permute
+            mem = np.zeros(kept + (2,), entry.state_dtype)
+        launch.run(plan, storage_view(a, plan, entry), mem.reshape(-1, 2), entry.token_for(rd),
+                   entry.cost)
+        if mem is not states:
+            shape = tuple(kept[k] for k in order) + (2,)
+            states.reshape(shape)[...] = mem.transpose(order + (len(order),))
     return states, plan.count
 
 
