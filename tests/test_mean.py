@@ -1285,7 +1285,8 @@ def test_repeated_big_calls_follow_each_input(name, shape, view, axis):
     _check_integer_valued_mean(arrays[0], axis)
 
 
-@pytest.mark.parametrize("name", ["float32", "float64", "int32", "uint8", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "uint8", "float16", "bfloat16",
+                                  "complex64", "complex128"])
 @pytest.mark.parametrize("shape, axis", [
     ((2000, 64, 3), 0),  # kept dims merged in memory order
     ((50000, 64, 3), 0),  # in tasks
@@ -1303,7 +1304,10 @@ def test_kept_dims_out_of_memory_order_come_out_in_the_results_order(name, shape
     dt = resolve(name)
     rng = np.random.default_rng(zlib.crc32(f"perm{name}{shape}{axis}".encode()))
     top = 50 if dt.itemsize == 2 else 100 if dt.kind == "u" else 1000
-    x = rng.integers(0 if dt.kind == "u" else -top, top, shape).astype(dt)
+    x = rng.integers(0 if dt.kind == "u" else -top, top, shape)
+    if dt.kind == "c":
+        x = x + 1j * rng.integers(-top, top, shape)
+    x = x.astype(dt)
     v = x.T
     ax = x.ndim - 1 - axis
     _check_integer_valued_mean(v, ax)
@@ -1311,14 +1315,16 @@ def test_kept_dims_out_of_memory_order_come_out_in_the_results_order(name, shape
     got = reducemean.mean(v, axis=ax, keepdims=True)
     assert got.shape == ref.shape
     assert np.array_equal(got, reducemean.mean(v, axis=ax).reshape(ref.shape))
-    out = np.empty(ref.shape[:ax] + ref.shape[ax + 1:], np.float64)
+    wide = np.complex128 if dt.kind == "c" else np.float64
+    want = _exact_means(v.real, ax) + (1j * _exact_means(v.imag, ax) if dt.kind == "c" else 0)
+    out = np.empty(ref.shape[:ax] + ref.shape[ax + 1:], wide)
     assert reducemean.mean(v, axis=ax, out=out) is out
-    assert np.array_equal(out, _exact_means(v, ax))
-    if dt.kind == "f":  # reduce_mean keeps the input's type
+    assert np.array_equal(out, want)
+    if dt.kind == "f":  # reduce_mean keeps the input's type (and takes no complex)
         r = reducemean.reduce_mean(v, axes=[ax], keepdims=0)
         assert np.array_equal(r, reducemean.mean(v, axis=ax))
-    st, count = states.partial(v, ax, keepdims=False, result_dtype=np.float64)
-    assert np.array_equal(states.finish(st, count, v.dtype, np.float64), _exact_means(v, ax))
+    st, count = states.partial(v, ax, keepdims=False, result_dtype=wide)
+    assert np.array_equal(states.finish(st, count, v.dtype, wide), want)
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])

@@ -249,14 +249,15 @@ def test_kept_dims_out_of_memory_order_are_planned_in_it(shape, axes, kept, perm
     assert q.permute is None
 
 
-def test_kept_dims_out_of_order_that_gain_nothing_keep_it():
+def test_kept_dims_out_of_order_that_gain_nothing_keep_it_and_complex_permute():
     # no fewer kept dims and no groups in memory order (300 > 4 * 3): the
-    # plan as it was
+    # plan as it was.  Complex values are permuted as the others are.
     x = np.empty((5000, 100, 3), np.float32).T
     p = _plan(x, (1,))
     assert p.permute is None and p.kept == ((5000, 300, 1), (3, 1, 5000))
-    c = np.empty((5000, 64, 3), np.complex64).T  # complex values: never permuted
-    assert _plan(c, (2,), pairs=True).permute is None
+    c = np.empty((5000, 64, 3), np.complex64).T  # complex values: their parts stay innermost
+    p = _plan(c, (2,), pairs=True)
+    assert p.kept == ((384, 1, 1),) and p.permute == ((64, 3), (1, 0))
 
 
 @pytest.mark.parametrize("view, axes, run_step", [

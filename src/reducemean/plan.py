@@ -292,7 +292,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
         pattern, family, kept, reduced, count, nout, out_shape, span, base, params, folded,
         run_step, fallback, group, permute,
     )
-    if kept_order is None and family == "outer" and not pairs and len(kept) > 1:
+    if kept_order is None and family == "outer" and len(kept) > 1:
         order = sorted(kept_axes, key=lambda d: -abs(el[d]))  # stable: ties keep axis order
         if order != kept_axes:
             other = make_plan(shape, strides, itemsize, axes, keepdims, pairs, group_columns,

@@ -56,12 +56,13 @@ def partial(a, axis=None, keepdims=True, result_dtype=None):
         mem = states
         if plan.permute is not None:  # kept dims in their memory order (plan.make_plan)
             kept, order = plan.permute
-            mem = np.zeros(kept + (2,), entry.state_dtype)
+            inner = ((2,) if entry.pairs else ()) + (2,)  # (complex parts,) the state's pair
+            mem = np.zeros(kept + inner, entry.state_dtype)
         launch.run(plan, storage_view(a, plan, entry), mem.reshape(-1, 2), entry.token_for(rd),
                    entry.cost)
         if mem is not states:
-            shape = tuple(kept[k] for k in order) + (2,)
-            states.reshape(shape)[...] = mem.transpose(order + (len(order),))
+            shape = tuple(kept[k] for k in order) + inner
+            states.reshape(shape)[...] = mem.transpose(order + tuple(range(len(order), mem.ndim)))
     return states, plan.count
 
 
