@@ -1684,7 +1684,8 @@ def superset_columns(sa, sb, width, step, group, buf, tok):
     plan spans, that width and a unit step (see kernels.outer_block); column
     ``j`` of the view is state ``2 * j``.  For groups of ``group``
     contiguous columns ``step`` apart (a rank-4 token, plan.Plan.group; both
-    parts of every second complex column are groups of two, four apart):
+    parts of every second complex column are groups of two, four apart;
+    16-bit types included):
     states for the columns from the first group's first to the last
     group's last, and column ``j`` is state ``(j // group) * step + j %
     group``.  Otherwise the arguments themselves, decided at compile time,
@@ -1696,7 +1697,7 @@ def superset_columns(sa, sb, width, step, group, buf, tok):
 
 @overload(superset_columns, jit_options=_OVERLOAD_OPTS)
 def _superset_columns(sa, sb, width, step, group, buf, tok):
-    if not (tok.ndim in (3, 4) and buf.dtype.bitwidth != 16):
+    if not (tok.ndim == 4 or (tok.ndim == 3 and buf.dtype.bitwidth != 16)):
         return lambda sa, sb, width, step, group, buf, tok: (sa, sb, width, step)
 
     def impl(sa, sb, width, step, group, buf, tok):
@@ -1722,7 +1723,7 @@ def superset_keep(keep_a, keep_b, sa, sb, width, step, group, buf, tok):
 
 @overload(superset_keep, jit_options=_OVERLOAD_OPTS)
 def _superset_keep(keep_a, keep_b, sa, sb, width, step, group, buf, tok):
-    if not (tok.ndim in (3, 4) and buf.dtype.bitwidth != 16):
+    if not (tok.ndim == 4 or (tok.ndim == 3 and buf.dtype.bitwidth != 16)):
         return lambda keep_a, keep_b, sa, sb, width, step, group, buf, tok: None
     if tok.ndim == 3:
 
