@@ -50,6 +50,12 @@ FOLD_MIN = 1 << 13
 #: widths 16 to 32).
 FOLD_WIDE = 16
 FOLD_MIN_WIDE = 1 << 17
+#: Plans of kept dims out of memory order are made in it (see make_plan)
+#: from this many values read: the result's transpose and the call's full
+#: path (numpy_api's memo does not take them) cost about 5 us, and
+#: (8, 8, 3).T over its first axis took 10.3 us permuted, 3.1 us not;
+#: (16, 64, 3).T (3072 values) 7.4 us permuted, 10.8 us not.
+PERMUTE_MIN = 2048
 #: Groups of contiguous columns at most GROUP_SPAN times their
 #: width and GROUP_COLUMNS values apart are one kept dim of groups, summed
 #: as the contiguous columns they span (see make_plan).  Against column
@@ -162,8 +168,8 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
     and the innermost one makes column blocks of its width at every offset
     of the others, each walking every row: (3, 64, 65536) float32 of a
     transposed array over its last axis read 1.5 GB/s, 15x numpy's time.
-    So a column plan whose kept dims come out fewer, or grouped, in their
-    memory order is made in that order.
+    So a column plan of PERMUTE_MIN values or more whose kept dims come
+    out fewer, or grouped, in their memory order is made in that order.
     """
     ndim = len(shape)
     if any(s % itemsize for s in strides):
@@ -292,7 +298,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
         pattern, family, kept, reduced, count, nout, out_shape, span, base, params, folded,
         run_step, fallback, group, permute,
     )
-    if kept_order is None and family == "outer" and len(kept) > 1:
+    if kept_order is None and family == "outer" and len(kept) > 1 and count * nout >= PERMUTE_MIN:
         order = sorted(kept_axes, key=lambda d: -abs(el[d]))  # stable: ties keep axis order
         if order != kept_axes:
             other = make_plan(shape, strides, itemsize, axes, keepdims, pairs, group_columns,
