@@ -123,7 +123,7 @@ class Plan:
             strided = self.kept[-1][1] != 1
         else:
             strided = self.run_step != 1
-        return 2 * self.count * self.nout if strided else self.count * self.nout
+        return 2 * self.work if strided else self.work
 
 
 def normalize_axis(axis, ndim):

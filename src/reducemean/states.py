@@ -61,8 +61,8 @@ def partial(a, axis=None, keepdims=True, result_dtype=None):
         launch.run(plan, storage_view(a, plan, entry), mem.reshape(-1, 2), entry.token_for(rd),
                    entry.cost)
         if mem is not states:
-            shape = tuple(kept[k] for k in order) + inner
-            states.reshape(shape)[...] = mem.transpose(order + tuple(range(len(order), mem.ndim)))
+            into = tuple(kept[k] for k in order) + inner
+            states.reshape(into)[...] = mem.transpose(order + tuple(range(len(order), mem.ndim)))
     return states, plan.count
 
 
