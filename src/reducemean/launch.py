@@ -101,15 +101,30 @@ def run(plan, buf, out, tok, cost=1):
     Returns the number of float outputs (or states) that are not finite.
     """
     plan, tok = resolve(plan, tok, buf.dtype)
-    if plan.weight * cost >= PARALLEL_MIN and not _forked and not getattr(_local, "serial", False):
-        threads = num_threads()
-        if threads > 1 and _lock.acquire(blocking=False):
-            try:
-                return parallel_call(plan, buf, out, tok, threads)(buf, out, tok)
-            finally:
-                _lock.release()
+    if plan.weight * cost >= PARALLEL_MIN:
+        bad = _in_parallel(lambda threads: parallel_call(plan, buf, out, tok, threads),
+                           buf, out, tok)
+        if bad is not None:
+            return bad
     kernel, extra = serial_kernel(plan, buf, tok)
     return kernel(buf, plan.params, out, tok, *extra)
+
+
+def _in_parallel(call_for, buf, out, tok):
+    """``call_for(threads)(buf, out, tok)`` when a parallel kernel may run now, else None.
+
+    Not in a forked child, nor under :func:`serial_only`, nor with one
+    thread, nor while another parallel kernel of ours holds the lock.
+    """
+    if _forked or getattr(_local, "serial", False):
+        return None
+    threads = num_threads()
+    if threads < 2 or not _lock.acquire(blocking=False):
+        return None
+    try:
+        return call_for(threads)(buf, out, tok)
+    finally:
+        _lock.release()
 
 
 def direct(plan, serial, cost=1):
@@ -130,17 +145,14 @@ def direct(plan, serial, cost=1):
     calls = {}  # threads -> prepared call; the arrays' types are the caller's to fix
 
     def kern(buf, p, out, tok, *extra):
-        if not _forked and not getattr(_local, "serial", False):
-            threads = num_threads()
-            if threads > 1 and _lock.acquire(blocking=False):
-                try:
-                    call = calls.get(threads)
-                    if call is None:
-                        call = calls[threads] = _prepare(plan, buf, out, tok, threads)
-                    return call(buf, out, tok)
-                finally:
-                    _lock.release()
-        return serial(buf, p, out, tok, *extra)
+        def call_for(threads):
+            call = calls.get(threads)
+            if call is None:
+                call = calls[threads] = _prepare(plan, buf, out, tok, threads)
+            return call
+
+        bad = _in_parallel(call_for, buf, out, tok)
+        return serial(buf, p, out, tok, *extra) if bad is None else bad
 
     return kern
 
@@ -357,7 +369,7 @@ def _split(pieces, merge, buf, p, out, tok, nstates, args, total, margs, nmerge)
     0, nmerge)``, on ``nstates`` new zeroed states of each kind.  A call
     returns the merge's out-of-range count.
     """
-    pa, pb = _states(buf, tok, nstates)  # (for their type)
+    pa, pb = _states(buf, tok, 1)  # (for their type)
     run = tasks.bind(kernels.pieces_then_merge, pieces, (buf, p, pa, pb, tok) + args, merge,
                      (pa, pb, out, p) + margs + (tok,), typed_by=(buf, out, tok))
     dt = pa.dtype
@@ -476,7 +488,7 @@ def _interleaved_then_merged(plan, buf, out, tok, threads):
     """
     p = plan.params
     nstates = plan.nout * threads
-    pa, pb = _states(buf, tok, nstates)  # (for their type)
+    pa, pb = _states(buf, tok, 1)  # (for their type)
     pieces = in_tasks(kernels.interleaved_pieces, (buf, p, pa, pb, tok, threads), threads,
                       threads, (buf, tok))
     merge = in_tasks(kernels.merge_outputs, (pa, pb, out, p, threads, tok), plan.nout, threads,
