@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import fold, launch
+from . import blocks, fold, launch
 from .dispatch import entry_for, is_bfloat16
 from .numerics import BF16, F16C, HALF, scaled_token
 from .plan import plan_for
@@ -104,9 +104,15 @@ def writes_bits(rd, entry):
 
 
 def run(plan, buf, out, tok, entry):
-    """:func:`launch.run` for ``entry``'s dtype, narrow columns folded (see :mod:`reducemean.fold`)."""
+    """:func:`launch.run` for ``entry``'s dtype, narrow columns folded (see :mod:`reducemean.fold`).
+
+    Plans whose reduced dims lie inside their kept dims' block sum the
+    block's columns (see :mod:`reducemean.blocks`).
+    """
     if fold.applies(plan):
         return fold.run(plan, buf, out, tok, entry)
+    if blocks.applies(plan):
+        return blocks.run(plan, buf, out, tok, entry)
     return launch.run(plan, buf, out, tok, entry.cost)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from . import kernels, launch
 from .plan import FOLD_MIN, FOLD_MIN_WIDE, FOLD_WIDE, FOLD_WIDTH, plan_for
 
-__all__ = ["applies", "run", "FOLD_LANES", "FOLD_MIN", "FOLD_MIN_WIDE", "FOLD_WIDE", "FOLD_WIDTH"]
+__all__ = ["applies", "run", "states", "FOLD_LANES", "FOLD_MIN", "FOLD_MIN_WIDE", "FOLD_WIDE", "FOLD_WIDTH"]
 
 #: Most lanes a folded row has.
 FOLD_LANES = 64
@@ -43,19 +43,24 @@ def applies(plan):
 
 def run(plan, buf, out, tok, entry):
     """Means of the narrow columns of ``plan`` into ``out``; as :func:`launch.run`."""
+    return kernels.finish_states(states(plan, buf, tok, entry), plan.count, out, tok)
+
+
+def states(plan, buf, tok, entry):
+    """The (w, 2) states of the narrow columns of ``plan``, folded."""
     (w, _, _), = plan.kept
     n = plan.count
     lanes = w << ((FOLD_LANES // w).bit_length() - 1)
     rows = n * w // lanes
-    states = _states(buf[: rows * lanes], rows, lanes, tok, entry)
+    folded = _states(buf[: rows * lanes], rows, lanes, tok, entry)
     h = lanes
     while h > w:
         h //= 2
-        kernels.merge_states(states[:h], states[h: 2 * h], tok)
+        kernels.merge_states(folded[:h], folded[h: 2 * h], tok)
     left = n - rows * lanes // w
     if left:
-        kernels.merge_states(states[:w], _states(buf[rows * lanes:], left, w, tok, entry), tok)
-    return kernels.finish_states(states[:w], n, out, tok)
+        kernels.merge_states(folded[:w], _states(buf[rows * lanes:], left, w, tok, entry), tok)
+    return folded[:w]
 
 
 def _states(span, rows, cols, tok, entry):

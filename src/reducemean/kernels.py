@@ -1087,6 +1087,15 @@ def merge_states(acc, other, tok):
 
 
 @njit(**_JIT)
+def merge_columns(acc, states, pairs, tok):
+    """``acc[i] = merge(acc[i], states[j])`` for each ``(j, i)`` of ``pairs`` (2, n) in turn."""
+    for q in range(pairs.shape[1]):
+        j = pairs[0, q]
+        i = pairs[1, q]
+        acc[i, 0], acc[i, 1] = merge(acc[i, 0], acc[i, 1], states[j, 0], states[j, 1], tok)
+
+
+@njit(**_JIT)
 def finish_states(states, n, out, tok):
     """Means of (m, 2) states over ``n`` values each, into ``out`` (m,)."""
     bad = 0

@@ -7,7 +7,7 @@ import warnings
 import numba
 import numpy as np
 
-from . import fold, launch, states
+from . import blocks, fold, launch, states
 from .dispatch import entry_for
 from .engine import (
     EMPTY_SLICE, complex_nonfinite_as_numpy, get_plan, native, out_of_range, redo_out_of_range,
@@ -180,6 +180,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         key is not None
         and dtype is None
         and not fold.applies(plan)
+        and not blocks.applies(plan)
         and plan.permute is None  # (see engine.reduce_into)
         and plan.count
         and plan.nout

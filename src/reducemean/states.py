@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernels, launch
+from . import blocks, fold, kernels, launch
 from .dispatch import entry_for
 from .engine import complex_nonfinite_as_numpy, get_plan, native, storage_view
 from .plan import normalize_axis
@@ -58,8 +58,12 @@ def partial(a, axis=None, keepdims=True, result_dtype=None):
             kept, order = plan.permute
             inner = ((2,) if entry.pairs else ()) + (2,)  # (complex parts,) the state's pair
             mem = np.zeros(kept + inner, entry.state_dtype)
-        launch.run(plan, storage_view(a, plan, entry), mem.reshape(-1, 2), entry.token_for(rd),
-                   entry.cost)
+        buf, tok = storage_view(a, plan, entry), entry.token_for(rd)
+        if fold.applies(plan) or blocks.applies(plan):  # as engine.run sums them
+            sums = (fold if fold.applies(plan) else blocks).states(plan, buf, tok, entry)
+            mem.reshape(-1, 2)[...] = sums
+        else:
+            launch.run(plan, buf, mem.reshape(-1, 2), tok, entry.cost)
         if mem is not states:
             into = tuple(kept[k] for k in order) + inner
             states.reshape(into)[...] = mem.transpose(order + tuple(range(len(order), mem.ndim)))

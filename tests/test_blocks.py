@@ -1,0 +1,236 @@
+"""Reduced dims inside the kept dims' block (reducemean.blocks), against exact means."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from exact import BFLOAT16, exact_mean, ulp_distance
+
+import reducemean
+from reducemean import blocks, fold, launch, plan
+from reducemean.dispatch import entry_for
+from reducemean.plan import normalize_axis, plan_for
+
+N = plan.BLOCK_MIN  # rows: enough for every block of six values or more
+
+
+def _plan(a, axis):
+    return plan_for(a.shape, a.strides, a.itemsize, normalize_axis(axis, a.ndim), False,
+                    entry_for(a.dtype).pairs)
+
+
+def test_which_plans_sum_their_blocks_columns():
+    a = np.zeros((N, 2, 3), np.float32)
+    assert blocks.applies(_plan(a, (0, 2)))
+    assert blocks.applies(_plan(a.T, (0, 2)))  # the same memory
+    assert blocks.applies(_plan(np.zeros((N, 2, 3, 4)), (0, 2)))  # R K R K
+    assert blocks.applies(_plan(np.zeros((N, 5, 2, 3)), (0, 1, 3)))  # outer reduced dims merge
+    assert blocks.applies(_plan(np.zeros((4, 2, N, 2, 3))[:, 1], (0, 1, 3)))  # ... or not
+    assert not blocks.applies(_plan(a[: N // 8], (0, 2)))  # small: the memo's plain plan
+    assert not blocks.applies(_plan(a, 1))  # a kept dim outside the block
+    assert not blocks.applies(_plan(a, 0))  # no reduced dim inside it
+    assert not blocks.applies(_plan(a[:, :, :2], (0, 2)))  # a gap in it
+    assert not blocks.applies(_plan(a[:, ::-1], (0, 2)))  # a kept dim read backwards
+    runs = np.zeros((plan.BLOCK_MIN_RUNS // 32, 64), np.float32)[:, :48]
+    assert not blocks.applies(_plan(runs, None))  # nothing kept
+    big = plan.BLOCK_VALUES // 2 + 1
+    assert not blocks.applies(_plan(np.zeros((64, big, 2), np.float32), (0, 2)))  # too wide
+    # runs: shorter than BLOCK_RUN, over BLOCK_MIN_RUNS values
+    runs = plan.BLOCK_MIN_RUNS // (4 * 16)
+    assert blocks.applies(_plan(np.zeros((runs, 4, 16), np.float32), (0, 2)))
+    assert not blocks.applies(_plan(np.zeros((runs // 2, 4, 16), np.float32), (0, 2)))
+    long = plan.BLOCK_RUN
+    assert not blocks.applies(_plan(np.zeros((runs, 4, long), np.float32), (0, 2)))
+    # complex values: runs of values (the parts family), from BLOCK_MIN_RUNS
+    c = np.zeros((fold.FOLD_MIN_WIDE, 2, 3), np.complex64)  # twelve float columns, folded
+    assert blocks.applies(_plan(c, (0, 2)))
+    assert not blocks.applies(_plan(c[: fold.FOLD_MIN // 4], (0, 2)))
+    assert not blocks.applies(_plan(c.astype(np.complex128), (0, 2)))  # not by the float64 fold
+    assert blocks.applies(_plan(np.zeros((3000, 4, 8), np.complex128), (0, 2)))
+
+
+def _exact_check(x, axes, got, tol=0.5):
+    want = exact_mean(x, axes)
+    if np.iscomplexobj(x):
+        parts = ((got.real, want[0]), (got.imag, want[1]))
+        rd = got.real.dtype
+    else:
+        parts = ((got, want),)
+        rd = got.dtype
+    for g, w in parts:
+        for idx in np.ndindex(*w.shape):
+            assert ulp_distance(g[idx], w[idx], rd) <= tol, (idx, g[idx], w[idx])
+
+
+@pytest.mark.parametrize(("shape", "axes"), [
+    ((700, 2, 3), (0, 2)),
+    ((123, 7, 5), (0, 2)),
+    ((180, 3, 2, 4), (0, 2)),  # groups of kept columns too
+    ((70, 2, 3, 2, 5), (0, 2, 4)),
+    ((3, 120, 4, 3), (0, 1, 3)),
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64, np.uint8,
+                                   np.float16, np.bool_])
+def test_block_means_are_exact(shape, axes, dtype):
+    # float64 values spread over many binades, with a cancelling pair in
+    # every output, so a column merged into the wrong output or left out, or
+    # an uncompensated merge, shows
+    rng = np.random.default_rng(sum(shape))
+    if dtype == np.bool_:
+        x = rng.integers(0, 2, shape).astype(bool)
+    elif np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        x = rng.integers(info.max // 2, info.max, shape, dtype=dtype, endpoint=True)
+    else:
+        x = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3, shape)).astype(dtype)
+        if dtype == np.float64:
+            first = (0,) * x.ndim
+            last = tuple(n - 1 if d in axes else 0 for d, n in enumerate(shape))
+            x[first], x[last] = 1e15, -1e15
+    assert blocks.applies(_plan(x, axes))
+    got = reducemean.mean(x, axis=axes)
+    _exact_check(x, axes, got, 1 if dtype == np.float16 else 0.5)
+    with launch.serial_only():
+        assert np.array_equal(reducemean.mean(x, axis=axes), got)
+
+
+def test_kept_dims_in_another_order_than_memory():
+    # the result's axes (c, a) lie in memory as (a, c); every output must
+    # land in its own place
+    rng = np.random.default_rng(1)
+    base = rng.integers(-1000, 1000, (N // 8, 3, 5, 4)).astype(np.float32)
+    v = base.transpose(0, 3, 2, 1)  # (n, c, r, a)
+    assert blocks.applies(_plan(v, (0, 2)))
+    got = reducemean.mean(v, axis=(0, 2))
+    assert got.shape == (4, 3)
+    sums = base.astype(np.int64).sum(axis=(0, 2))  # (a, c), exact
+    count = v.shape[0] * v.shape[2]
+    for a in range(3):
+        for c in range(4):
+            assert ulp_distance(got[c, a], Fraction(int(sums[a, c]), count), np.float32) <= 0.5
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+@pytest.mark.parametrize("w", [16, 40])
+def test_short_runs_over_many_rows(dtype, w):
+    # runs of w values, past the parallel threshold, integer-valued so the
+    # exact mean is a ratio of int64 sums
+    m = 4
+    n = -(-plan.BLOCK_MIN_RUNS // (m * w)) * 2 + 3
+    rng = np.random.default_rng(w)
+    x = rng.integers(-100, 100, (n, m, w)).astype(dtype)
+    assert blocks.applies(_plan(x, (0, 2)))
+    got = reducemean.mean(x, axis=(0, 2))
+    sums = x.astype(np.int64).sum(axis=(0, 2))
+    for k in range(m):
+        assert ulp_distance(got[k], Fraction(int(sums[k]), n * w), got.dtype) <= 0.5, k
+    with launch.serial_only():
+        assert np.array_equal(reducemean.mean(x, axis=(0, 2)), got)
+
+
+@pytest.mark.parametrize(("shape", "folded"), [((fold.FOLD_MIN_WIDE + 5, 2, 3), True),
+                                               ((3001, 4, 8), False)])
+def test_compensated_block_columns_and_complex_values(shape, folded):
+    # six float64 columns a row: the fold sums them; complex128: 64 float
+    # columns, by the column loop.  A cancelling pair in the first output.
+    rng = np.random.default_rng(4)
+    x = rng.integers(-1000, 1000, shape).astype(np.float64) + 0.5
+    x[0, 0, 0], x[-1, 0, -1] = 1e15, -1e15
+    if not folded:
+        x = x + 1j * x[::-1]
+    assert blocks.applies(_plan(x, (0, 2)))
+    assert fold.applies(_plan(x, (0, 2)).block[0]) == folded
+    got = reducemean.mean(x, axis=(0, 2))
+    count = shape[0] * shape[2]
+    for part in ("real", "imag") if not folded else ("real",):
+        # exact in any order: halves, every partial sum below 2**51
+        sums = getattr(x, part).sum(axis=(0, 2))
+        g = getattr(got, part)
+        for k in range(shape[1]):
+            assert g[k] == sums[k] / count, (part, k)
+
+
+def test_nonfinite_values_and_sums_beyond_range():
+    y = np.ones((N, 3, 2))
+    y[5, 1, 0] = np.nan
+    y[N - 1, 2, 1] = np.inf
+    got = reducemean.mean(y, axis=(0, 2))
+    assert got[0] == 1.0 and np.isnan(got[1]) and got[2] == np.inf
+    # values near the float64 maximum: the sums overflow, the means do not,
+    # so the scaled second pass (through the block's columns too) must give them
+    rng = np.random.default_rng(9)
+    x = rng.uniform(0.5, 1.0, (N, 2, 3)) * 2.0**1023 * np.where(rng.random((N, 2, 3)) < 0.8, 1, -1)
+    got = reducemean.mean(x, axis=(0, 2))
+    _exact_check(x, (0, 2), got, 1)
+
+
+def test_every_front_end_and_result_type():
+    rng = np.random.default_rng(6)
+    x = rng.integers(-50, 50, (N, 2, 3)).astype(np.float32)
+    sums = x.astype(np.int64).sum(axis=(0, 2))
+    count = 3 * N
+    want = np.array([float(Fraction(int(s), count)) for s in sums])
+    got = reducemean.mean(x, axis=(0, 2), keepdims=True)
+    assert got.shape == (1, 2, 1) and np.array_equal(got.ravel(), want.astype(np.float32))
+    out = np.empty(2, np.float64)
+    reducemean.mean(x, axis=(0, 2), out=out)
+    assert np.array_equal(out, want)
+    assert np.array_equal(reducemean.mean(x, axis=(0, 2), dtype=np.float64), want)
+    assert np.array_equal(reducemean.reduce_mean(x, axes=[0, 2], keepdims=0),
+                          want.astype(np.float32))
+    h = x.astype(np.float16)
+    assert np.array_equal(reducemean.mean(h, axis=(0, 2)), want.astype(np.float16))
+    if BFLOAT16 is not None:
+        b = x.astype(BFLOAT16)
+        assert np.array_equal(reducemean.mean(b, axis=(0, 2)).astype(np.float64),
+                              want.astype(BFLOAT16).astype(np.float64))
+
+
+@pytest.mark.parametrize("view", ["rev0", "rev2", "step0", "crop0", "rev0+rev2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.complex64])
+def test_views_whose_first_value_is_not_the_first_in_memory(view, dtype):
+    # reduced dims read backwards start from their other end; steps and
+    # crops of the outer dim leave the block whole
+    rng = np.random.default_rng(7)
+    x = rng.integers(-1000, 1000, (fold.FOLD_MIN_WIDE // 4, 2, 3)).astype(dtype)
+    if dtype == np.complex64:
+        x = x + 1j * rng.integers(-1000, 1000, x.shape).astype(np.float32)
+    index = {"rev0": np.s_[::-1], "rev2": np.s_[:, :, ::-1], "step0": np.s_[::2],
+             "crop0": np.s_[5:-3], "rev0+rev2": np.s_[::-1, :, ::-1]}[view]
+    v = x[index]
+    assert blocks.applies(_plan(v, (0, 2)))
+    got = reducemean.mean(v, axis=(0, 2))
+    count = v.shape[0] * v.shape[2]
+    for part in ("real", "imag") if dtype == np.complex64 else ("real",):
+        sums = getattr(v, part).astype(np.int64).sum(axis=(0, 2))
+        g = getattr(got, part)
+        for k in range(2):
+            assert ulp_distance(g[k], Fraction(int(sums[k]), count), g.dtype) <= 0.5, (part, k)
+
+
+@pytest.mark.parametrize(("shape", "axes", "way"), [
+    ((11000, 2, 3), (0, 2), blocks),  # complex64: twelve columns, folded
+    ((fold.FOLD_MIN + 1, 3), 0, fold),
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.complex64])
+def test_blockwise_states_are_summed_the_same_way(monkeypatch, shape, axes, way, dtype):
+    # reducemean.dask's chunks: states of block plans by their columns, of
+    # narrow columns by the fold, finished into exact means
+    from reducemean import states
+
+    rng = np.random.default_rng(2)
+    x = rng.integers(-1000, 1000, shape).astype(dtype)
+    if dtype == np.complex64:
+        x = x + 1j * rng.integers(-1000, 1000, shape).astype(np.float32)
+    calls = []
+    real = way.states
+    monkeypatch.setattr(way, "states", lambda *a: calls.append(1) or real(*a))
+    st, count = states.partial(x, axes, keepdims=False)
+    assert calls
+    got = states.finish(st, count, x.dtype)
+    ax = normalize_axis(axes, x.ndim)
+    for part in ("real", "imag") if x.dtype.kind == "c" else ("real",):
+        sums = getattr(x, part).astype(np.int64).sum(axis=ax)
+        g = getattr(got, part)
+        for idx in np.ndindex(*sums.shape):
+            assert ulp_distance(g[idx], Fraction(int(sums[idx]), count), g.dtype) <= 0.5, idx
