@@ -27,6 +27,8 @@ def test_which_plans_sum_their_blocks_columns():
     assert blocks.applies(_plan(np.zeros((N, 5, 2, 3)), (0, 1, 3)))  # outer reduced dims merge
     assert blocks.applies(_plan(np.zeros((4, 2, N, 2, 3))[:, 1], (0, 1, 3)))  # ... or not
     assert not blocks.applies(_plan(a[: N // 8], (0, 2)))  # small: the memo's plain plan
+    assert not blocks.applies(_plan(np.zeros((plan.BLOCK_ROWS - 1, 100, 3)), (0, 2)))  # few rows
+    assert blocks.applies(_plan(np.zeros((plan.BLOCK_ROWS, 100, 3)), (0, 2)))
     assert not blocks.applies(_plan(a, 1))  # a kept dim outside the block
     assert not blocks.applies(_plan(a, 0))  # no reduced dim inside it
     assert not blocks.applies(_plan(a[:, :, :2], (0, 2)))  # a gap in it

@@ -15,7 +15,7 @@ from exact import BFLOAT16, ulp_distance
 import reducemean
 from reducemean import kernels, launch, numpy_api
 from reducemean.numerics import NATIVE
-from reducemean.plan import plan_for
+from reducemean.plan import NARROW_KEPT, plan_for
 
 BIG = 1 << 20  # well above PARALLEL_MIN
 
@@ -722,6 +722,49 @@ def test_narrow_column_groups_are_summed_as_the_columns_they_span(name):
                 got = reducemean.mean(x, axis=axis).ravel()
             worst = max(ulp_distance(got[i], Fraction(s_, n), result) for i, s_ in zip(pick, sums))
             assert worst <= 1, (shape, sl, serial)
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "int64", "uint8", "float16",
+                                  "bfloat16", "complex64"])
+def test_narrow_kept_dims_under_few_rows_are_summed_outermost(name):
+    # (n, m, w) over the middle with m over GROUP_SPAN: the w kept values
+    # go outermost, the n columns, m * w apart, are the blocks.  Serially
+    # and in tasks: one block, blocks of MAX_BLOCK and a short last one,
+    # two outer kept dims, two reduced dims, rows backwards.  Every
+    # 13th output and the last against exact means, to 1 ulp of the result.
+    dt = BFLOAT16 if name == "bfloat16" else np.dtype(name)
+    if dt is None:
+        pytest.skip("bfloat16 needs ml_dtypes")
+    rng = np.random.default_rng(len(name) + 5)
+    hi = 100 if dt.kind in "iu" or dt.itemsize == 2 else 1 << 20
+    cases = [
+        ((1100, 7, 3), np.s_[:], (1,)),  # (16-bit types from 1024 columns)
+        ((60000, 7, 3), np.s_[:], (1,)),  # in tasks
+        ((20000, 5, 7), np.s_[:], (1,)),  # 20000 columns: 16384, then 3616
+        ((4, 300, 9, 5), np.s_[:], (2,)),  # the outer kept dims merged
+        ((3000, 4, 4, 3), np.s_[:], (1, 2)),
+        ((1100, 7, 3), np.s_[:, ::-1], (1,)),  # rows backwards
+    ]
+    for shape, sl, axes in cases:
+        x = rng.integers(0, hi, shape)
+        if dt.kind == "c":
+            x = x + 1j * rng.integers(0, hi, shape)
+        x = x.astype(dt)[sl]
+        p = plan_for(x.shape, x.strides, x.itemsize, axes, False, dt.kind == "c")
+        w = x.shape[-1] * (2 if dt.kind == "c" else 1)
+        assert p.family == "outer"
+        if w < NARROW_KEPT:  # (complex: in storage values, two a value)
+            assert p.kept[0] == (w, 1, 1), (shape, p.kept)
+        n = p.count
+        for serial in (False, True):
+            with launch.serial_only() if serial else contextlib.nullcontext():
+                got = reducemean.mean(x, axis=axes)
+            for g, v in ((got.real, x.real), (got.imag, x.imag)) if dt.kind == "c" else ((got, x),):
+                sums = v.astype(np.int64).sum(axis=axes).ravel()
+                pick = list(range(0, sums.size, 13)) + [sums.size - 1]
+                worst = max(ulp_distance(g.ravel()[i], Fraction(int(sums[i]), n), g.dtype)
+                            for i in pick)
+                assert worst <= 1, (shape, sl, serial)
 
 
 def test_narrow_column_groups_read_exactly_or_scaled():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from reducemean.numpy_compat import AxisError
-from reducemean.plan import make_plan, normalize_axis, plan_for
+from reducemean.plan import NARROW_KEPT_ACROSS_16, make_plan, normalize_axis, plan_for
 
 
 def _plan(a, axes, keepdims=False, pairs=False):
@@ -213,7 +213,7 @@ def test_narrow_column_groups_are_one_kept_dim(dtype, view, axes, kept, group):
     ((1000, 2, 3), 1, ((3000, 6, 1),), 3),  # (n, m, w) over the middle: groups m * w apart
     ((1000, 3, 16), 1, ((16000, 48, 1),), 16),
     ((1000, 2, 2, 3), (1, 2), ((3000, 12, 1),), 3),  # two reduced dims between, merged
-    ((1000, 5, 3), 1, ((1000, 15, 3), (3, 1, 1)), None),  # 15 > 4 * 3: too far apart
+    ((1000, 5, 3), 1, ((3, 1, 1), (1000, 15, 3)), None),  # 15 > 4 * 3: too far apart
 ])
 def test_column_groups_with_reduced_dims_between(shape, axes, kept, group):
     # The reduced dims lie between the groups' two kept dims: each row of
@@ -226,6 +226,28 @@ def test_column_groups_with_reduced_dims_between(shape, axes, kept, group):
         return
     assert (p.run_step, p.group, p.params[-1]) == (4, group, group)
     assert p.fallback.group == 1 and len(p.fallback.kept) == 2
+
+
+@pytest.mark.parametrize("shape, axes, kept", [
+    ((1000, 7, 3), 1, ((3, 1, 1), (1000, 21, 3))),
+    ((8, 1000, 9, 5), 2, ((5, 1, 1), (8000, 45, 5))),
+    ((1000, 4, 4, 3), (1, 2), ((3, 1, 1), (1000, 48, 3))),
+    ((1000, 65, 3), 1, ((1000, 195, 3), (3, 1, 1))),  # rows enough for blocks of 3
+    ((63, 7, 3), 1, ((63, 21, 3), (3, 1, 1))),  # too few columns across
+    ((1000, 7, 8), 1, ((1000, 56, 8), (8, 1, 1))),  # wide enough
+])
+def test_narrow_kept_dims_under_few_rows_go_outermost(shape, axes, kept):
+    # The next kept dim then makes the blocks of columns, their stride
+    # apart: a unit each of a few rows of the narrow dim's columns had cost
+    # more to call and store than to sum.
+    assert _plan(np.empty(shape, np.float32), axes).kept == kept
+
+
+def test_narrow_16bit_kept_dims_go_outermost_over_more_columns():
+    # the column loop reads 16-bit blocks under 256 KiB a row at a time
+    x = np.empty((NARROW_KEPT_ACROSS_16, 7, 3), np.float16)
+    assert _plan(x, 1).kept == ((3, 1, 1), (NARROW_KEPT_ACROSS_16, 21, 3))
+    assert _plan(x[1:], 1).kept == ((NARROW_KEPT_ACROSS_16 - 1, 21, 3), (3, 1, 1))
 
 
 @pytest.mark.parametrize("shape, axes, kept, permute", [
