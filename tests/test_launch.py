@@ -680,6 +680,15 @@ def test_every_second_column_is_summed_as_the_columns_it_spans():
                     assert worst <= (1 if dt == np.float32 else 0.5), (shape, sl, dt, serial)
 
 
+def _dtype_values(name, seed):
+    """The dtype called ``name``, a generator, and a bound for integer values every sum keeps exact."""
+    dt = BFLOAT16 if name == "bfloat16" else np.dtype(name)
+    if dt is None:
+        pytest.skip("bfloat16 needs ml_dtypes")
+    hi = 100 if dt.kind in "iu" or dt.itemsize == 2 else 1 << 20
+    return dt, np.random.default_rng(len(name) + seed), hi
+
+
 @pytest.mark.parametrize("name", ["float32", "float64", "int32", "int64", "uint8", "float16",
                                   "bfloat16"])
 def test_narrow_column_groups_are_summed_as_the_columns_they_span(name):
@@ -691,11 +700,7 @@ def test_narrow_column_groups_are_summed_as_the_columns_they_span(name):
     # over an odd number of groups, several outer kept dims, rows read
     # backwards.  Every fifth column and the last against exact means, to
     # 1 ulp of the result.
-    dt = BFLOAT16 if name == "bfloat16" else np.dtype(name)
-    if dt is None:
-        pytest.skip("bfloat16 needs ml_dtypes")
-    rng = np.random.default_rng(len(name) + 3)
-    hi = 100 if dt.kind in "iu" or dt.itemsize == 2 else 1 << 20
+    dt, rng, hi = _dtype_values(name, 3)
     cases = [
         ((18, 144, 22), np.s_[:, :, :7], 0),
         ((20, 2400, 22), np.s_[:, :, 2:9], 0),  # 16800 columns: 16380, then 420
@@ -732,11 +737,7 @@ def test_narrow_kept_dims_under_few_rows_are_summed_outermost(name):
     # and in tasks: one block, blocks of MAX_BLOCK and a short last one,
     # two outer kept dims, two reduced dims, rows backwards.  Every
     # 13th output and the last against exact means, to 1 ulp of the result.
-    dt = BFLOAT16 if name == "bfloat16" else np.dtype(name)
-    if dt is None:
-        pytest.skip("bfloat16 needs ml_dtypes")
-    rng = np.random.default_rng(len(name) + 5)
-    hi = 100 if dt.kind in "iu" or dt.itemsize == 2 else 1 << 20
+    dt, rng, hi = _dtype_values(name, 5)
     cases = [
         ((1100, 7, 3), np.s_[:], (1,)),  # (16-bit types from 1024 columns)
         ((60000, 7, 3), np.s_[:], (1,)),  # in tasks

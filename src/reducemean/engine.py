@@ -103,16 +103,25 @@ def writes_bits(rd, entry):
     return rd == entry.dtype and (entry.token is BF16 or (entry.token is HALF and F16C))
 
 
-def run(plan, buf, out, tok, entry):
-    """:func:`launch.run` for ``entry``'s dtype, narrow columns folded (see :mod:`reducemean.fold`).
+def summed_by(plan):
+    """The module that sums ``plan`` in steps of its own, or None for :func:`launch.run`.
 
-    Plans whose reduced dims lie inside their kept dims' block sum the
-    block's columns (see :mod:`reducemean.blocks`).
+    Narrow columns are folded (:mod:`reducemean.fold`); plans whose reduced
+    dims lie inside their kept dims' block sum the block's columns
+    (:mod:`reducemean.blocks`).  Each has ``run`` (means) and ``states``.
     """
     if fold.applies(plan):
-        return fold.run(plan, buf, out, tok, entry)
+        return fold
     if blocks.applies(plan):
-        return blocks.run(plan, buf, out, tok, entry)
+        return blocks
+    return None
+
+
+def run(plan, buf, out, tok, entry):
+    """:func:`launch.run` for ``entry``'s dtype, or the steps of :func:`summed_by`."""
+    way = summed_by(plan)
+    if way is not None:
+        return way.run(plan, buf, out, tok, entry)
     return launch.run(plan, buf, out, tok, entry.cost)
 
 
@@ -173,5 +182,5 @@ def supported_result(dtype, entry):
 
 __all__ = [
     "native", "storage_view", "get_plan", "reduce_into", "run", "redo_out_of_range", "out_of_range",
-    "supported_result", "entry_for", "writes_bits",
+    "supported_result", "entry_for", "writes_bits", "summed_by",
 ]

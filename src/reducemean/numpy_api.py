@@ -7,11 +7,11 @@ import warnings
 import numba
 import numpy as np
 
-from . import blocks, fold, launch, states
+from . import launch, states
 from .dispatch import entry_for
 from .engine import (
     EMPTY_SLICE, complex_nonfinite_as_numpy, get_plan, native, out_of_range, redo_out_of_range,
-    reduce_into, supported_result, writes_bits,
+    reduce_into, summed_by, supported_result, writes_bits,
 )
 from .numerics import scaled_token
 from .plan import normalize_axis
@@ -179,8 +179,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if (
         key is not None
         and dtype is None
-        and not fold.applies(plan)
-        and not blocks.applies(plan)
+        and summed_by(plan) is None
         and plan.permute is None  # (see engine.reduce_into)
         and plan.count
         and plan.nout

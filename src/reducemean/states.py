@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import blocks, fold, kernels, launch
+from . import kernels, launch
 from .dispatch import entry_for
-from .engine import complex_nonfinite_as_numpy, get_plan, native, storage_view
+from .engine import complex_nonfinite_as_numpy, get_plan, native, storage_view, summed_by
 from .plan import normalize_axis
 
 __all__ = ["partial", "combine", "reduce", "finish", "state_dtype"]
@@ -59,9 +59,9 @@ def partial(a, axis=None, keepdims=True, result_dtype=None):
             inner = ((2,) if entry.pairs else ()) + (2,)  # (complex parts,) the state's pair
             mem = np.zeros(kept + inner, entry.state_dtype)
         buf, tok = storage_view(a, plan, entry), entry.token_for(rd)
-        if fold.applies(plan) or blocks.applies(plan):  # as engine.run sums them
-            sums = (fold if fold.applies(plan) else blocks).states(plan, buf, tok, entry)
-            mem.reshape(-1, 2)[...] = sums
+        way = summed_by(plan)  # as engine.run sums it
+        if way is not None:
+            mem.reshape(-1, 2)[...] = way.states(plan, buf, tok, entry)
         else:
             launch.run(plan, buf, mem.reshape(-1, 2), tok, entry.cost)
         if mem is not states:
