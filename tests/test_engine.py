@@ -175,3 +175,43 @@ def test_mean_beyond_float64_is_inf():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert reducemean.mean(a, dtype=np.float16) == np.inf
+
+
+@pytest.mark.parametrize(("shape", "order"), [
+    ((100003, 16), (1, 0)),  # pieces of 2048 rows, a short last one
+    ((3, 70000, 5), (2, 0, 1)),  # rows of 2.7 MiB: a piece a row
+    ((9000, 7, 40), (1, 2, 0)),
+    ((9000, 7, 40), (0, 2, 1)),  # the first axis stays first
+    ((500, 300), (1, 0)),  # under the piece threshold: one copy
+])
+def test_permute_into_is_numpys_transpose(shape, order):
+    # the permuted plans' copy (engine.reduce_into, states.partial), in
+    # pieces of its source's first axis, against numpy's own transpose
+    from reducemean.engine import permute_into
+
+    src = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    dst = np.full(tuple(shape[k] for k in order), -1.0)
+    permute_into(dst, src, order)
+    assert np.array_equal(dst, src.transpose(order))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.complex128])
+def test_big_permuted_results_come_out_in_the_results_order(dtype):
+    # (n, 2, 16).T over its middle axis: planned in memory order, then
+    # permuted into the (16, n) result in pieces (engine.permute_into);
+    # against exact means of integer values, and the dask states too
+    from reducemean import states
+
+    rng = np.random.default_rng(8)
+    x = rng.integers(-1000, 1000, (40000, 2, 16))
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.integers(-1000, 1000, x.shape)
+    v = x.astype(dtype).T
+    got = reducemean.mean(v, axis=1)
+    st, count = states.partial(v, 1, keepdims=False)
+    via_states = states.finish(st, count, v.dtype)
+    assert got.shape == via_states.shape == (16, 40000)
+    for part in ("real", "imag") if np.dtype(dtype).kind == "c" else ("real",):
+        want = getattr(v, part).astype(np.int64).sum(axis=1) / 2  # halves: exact
+        assert np.array_equal(getattr(got, part), want.astype(getattr(got, part).dtype))
+        assert np.array_equal(getattr(via_states, part), want.astype(getattr(got, part).dtype))
