@@ -81,9 +81,10 @@ def permute_into(dst, src, order):
     inner axes: (393216, 16) float64 into (16, 393216) took 40 ms.  Pieces
     of 256 KiB stay in cache while their rows are gathered: 11-15 ms, and
     (65536, 64) 43.5 -> 7.4 ms (pieces of 64 KiB to 1 MiB, 256 KiB the
-    best overall; (4000, 300) the same either way).
+    best overall; (4000, 300) the same either way).  Sources of up to four
+    pieces are copied whole.
     """
-    if src.nbytes <= 4 * PERMUTE_PIECE or src.ndim < 2:
+    if src.nbytes <= 4 * PERMUTE_PIECE:
         dst[...] = src.transpose(order)
         return
     rows = max(1, PERMUTE_PIECE // src[0].nbytes)

@@ -390,12 +390,13 @@ def _block(merged, fold=True):
         if s != size:
             return None
         size *= e
-    if not outer or size > BLOCK_VALUES or all(o is not None for _, _, o in inner):
+    rows = prod(e for e, _, _ in outer)
+    if rows < BLOCK_ROWS or size > BLOCK_VALUES or all(o is not None for _, _, o in inner):
         return None
     shape = tuple(e for e, _, _ in outer) + (size,)
     strides = tuple(s for _, s, _ in outer) + (1,)
     columns = make_plan(shape, strides, 1, tuple(range(len(outer))), False)
-    if columns.count < BLOCK_ROWS or (columns.folded and not fold):
+    if columns.folded and not fold:
         return None
     index = np.indices(tuple(e for e, _, _ in inner)).reshape(len(inner), -1)
     dest = sum(index[d] * o for d, (_, _, o) in enumerate(inner) if o is not None)
