@@ -58,8 +58,8 @@ from .cacheload import adopt
 from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts,
     run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_sum, short_exact,
-    state_arrays, step2_columns, store, store_block, store_short, superset_columns, superset_keep,
-    wide_int_states, zero_state,
+    state_arrays, step2_columns, store, store_block, store_short, superset_arrays,
+    superset_columns, superset_keep, wide_int_states, zero_state,
 )
 from .tasks import call_task
 
@@ -814,8 +814,11 @@ def _merge_store(pa, pb, out, p, o, chunks, tok):
 
 
 @njit(**_HELPER)
-def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
+def outer_block(buf, p, tok, sa, sb, ta, tb, off, width, step, few, lo, hi):
     """Add reduced rows [lo, hi) of ``width`` columns starting at ``off`` into ``sa``/``sb``.
+
+    ``ta``/``tb`` are room for the states of a superset of the columns (see
+    below, and numerics.superset_arrays).
 
     The column kernels call it through its address (see
     :func:`reducemean.tasks.call_task`), so its loops are optimised and
@@ -897,7 +900,7 @@ def outer_block(buf, p, tok, sa, sb, off, width, step, few, lo, hi):
     """
     keep_a, keep_b, keep_width, keep_step = sa, sb, width, step
     group = p[5 + 3 * p[2] + 2 * p[3]]  # plan.Plan.group
-    sa, sb, width, step = superset_columns(sa, sb, width, step, group, buf, tok)
+    sa, sb, width, step = superset_columns(sa, sb, ta, tb, width, step, group, buf, tok)
     nr = p[3]
     rs = p[6 + 3 * p[2]] if nr == 1 else 0  # the row stride of one reduced dim
     q = adv = 1
@@ -1003,6 +1006,7 @@ def outer_serial(buf, p, out, tok, block, blk, u0, u1):
     # one pair of state arrays for every unit, zeroed again after each: an
     # allocation per unit cost most of the time of narrow blocks of few rows
     fa, fb = state_arrays(min(block, ncols), buf, tok)
+    ta, tb = superset_arrays(fa, fb, min(block, ncols), step, group, buf, tok)
     for u in range(u0, u1):
         ko = u // nblocks
         j0 = (u - ko * nblocks) * block
@@ -1014,7 +1018,7 @@ def outer_serial(buf, p, out, tok, block, blk, u0, u1):
             off += j0 // group * step
         else:
             off += j0 * step
-        call_task(blk, (buf, p, tok, sa, sb, off, width, step, few), _ZERO, p[1])
+        call_task(blk, (buf, p, tok, sa, sb, ta, tb, off, width, step, few), _ZERO, p[1])
         bad += store_block(out, oo + j0 * ostep, ostep, sa, sb, p[1], tok)
         if u + 1 < u1:
             for j in range(width):
@@ -1035,6 +1039,7 @@ def outer_pieces(buf, p, pa, pb, tok, block, chunks, blk, lo, hi):
     n = p[1]
     units = nko * nblocks
     nout = p[4]
+    ta, tb = superset_arrays(pa, pb, min(block, ncols), step, group, buf, tok)
     for v in range(lo, hi):
         c = v // units
         u = v - c * units
@@ -1043,7 +1048,7 @@ def outer_pieces(buf, p, pa, pb, tok, block, chunks, blk, lo, hi):
         width = min(block, ncols - j0)
         src, dst = _kept_offsets(p, ko, True)
         base = c * nout + ko * ncols + j0
-        call_task(blk, (buf, p, tok, pa[base:base + width], pb[base:base + width],
+        call_task(blk, (buf, p, tok, pa[base:base + width], pb[base:base + width], ta, tb,
                         src + (j0 // group * step if group > 1 else j0 * step), width, step,
                         units < FEW_UNITS),
                   n * c // chunks, n * (c + 1) // chunks)

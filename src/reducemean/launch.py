@@ -220,7 +220,7 @@ def block_task(buf, p, tok):
     if blk is None:
         sa, sb = _states(buf, tok, 1)
         blk = _BLOCKS[key] = tasks.address(
-            kernels.outer_block, (buf, p, tok, sa, sb, 0, 0, 0, False))
+            kernels.outer_block, (buf, p, tok, sa, sb, sa, sb, 0, 0, 0, False))
     return blk
 
 
@@ -475,7 +475,13 @@ def _prepare(plan, buf, out, tok, threads):
         return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block, blk)
     chunks = _chunks(units, threads, plan.count)
     if chunks == 1:
-        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block, blk)
+        # A task per thread, not per unit: each task allocates its states
+        # (up to 768 KiB with a superset), and in some processes the
+        # allocator unmapped them at every free, so each unit paid a page
+        # fault per 4 KiB: (786432, 2, 16) float32 over axis 1 took 150 ms
+        # on two threads against 36 ms on one.  Numba hands out a prange's
+        # iterations in even ranges, so the threads get the same units.
+        return _ranges(kernels.outer_serial, buf, p, out, tok, units, threads, block, blk)
     # serial merge: _chunks leaves at least eight rows per piece to merge
     return _split(kernels.outer_pieces, kernels.outer_merge, buf, p, out, tok, plan.nout * chunks,
                   (block, chunks, blk), units * chunks, (block, chunks), units)

@@ -1676,7 +1676,7 @@ def _step2_columns(buf, tok):
     return lambda buf, tok: yes
 
 
-def superset_columns(sa, sb, width, step, group, buf, tok):
+def superset_columns(sa, sb, ta, tb, width, step, group, buf, tok):
     """``(sa, sb, width, step)`` for the column loop of a plan of every second column, or of groups.
 
     For a step-2 plan (a rank-3 token, see run_token) of types other than
@@ -1688,24 +1688,63 @@ def superset_columns(sa, sb, width, step, group, buf, tok):
     16-bit types included):
     states for the columns from the first group's first to the last
     group's last, and column ``j`` is state ``(j // group) * step + j %
-    group``.  Otherwise the arguments themselves, decided at compile time,
-    so no other kernel compiles the allocation (a cold float64 column
-    split, whose kernels allocate no states of their own, ran 1.2 G
-    instructions more with it).
+    group``.  The states are the start of ``ta``/``tb``
+    (:func:`superset_arrays`), zeroed here.  Otherwise the arguments
+    themselves, decided at compile time, so no other kernel compiles the
+    loop.
     """
 
 
 @overload(superset_columns, jit_options=_OVERLOAD_OPTS)
-def _superset_columns(sa, sb, width, step, group, buf, tok):
-    if not (tok.ndim == 4 or (tok.ndim == 3 and buf.dtype.bitwidth != 16)):
-        return lambda sa, sb, width, step, group, buf, tok: (sa, sb, width, step)
+def _superset_columns(sa, sb, ta, tb, width, step, group, buf, tok):
+    if not _has_superset(buf, tok):
+        return lambda sa, sb, ta, tb, width, step, group, buf, tok: (sa, sb, width, step)
 
-    def impl(sa, sb, width, step, group, buf, tok):
+    def impl(sa, sb, ta, tb, width, step, group, buf, tok):
         if group == 1 and step != 2:
             return sa, sb, width, step
-        wide = (width - 1) // group * step + (width - 1) % group + 1
-        ta, tb = state_arrays(wide, buf, tok)
-        return ta, tb, wide, np.int64(1)
+        wide = _superset_width(width, step, group)
+        for j in range(wide):
+            ta[j] = 0
+            tb[j] = 0
+        return ta[:wide], tb[:wide], wide, np.int64(1)
+
+    return impl
+
+
+def _has_superset(buf, tok):
+    """Whether plans read with ``tok`` (a Numba type) may sum a superset of their columns."""
+    return tok.ndim == 4 or (tok.ndim == 3 and buf.dtype.bitwidth != 16)
+
+
+@register_jitable
+def _superset_width(width, step, group):
+    """The columns a superset of ``width`` columns spans (see :func:`superset_columns`)."""
+    return (width - 1) // group * step + (width - 1) % group + 1
+
+
+def superset_arrays(sa, sb, width, step, group, buf, tok):
+    """The states :func:`superset_columns` uses for blocks of up to ``width`` columns.
+
+    Allocated once by each column kernel's call, not by each block: blocks
+    allocating their own (up to 1 MiB each) had the allocator map and unmap
+    them, so every block paid a page fault per 4 KiB, and in some processes
+    two threads took 6x the time of one ((786432, 2, 16) float32 over axis
+    1: 150 ms, 61440 page faults a call, against 25 ms).  ``sa``/``sb``
+    themselves, unused, for plans without a superset (decided at compile
+    time, as there): no allocation.
+    """
+
+
+@overload(superset_arrays, jit_options=_OVERLOAD_OPTS)
+def _superset_arrays(sa, sb, width, step, group, buf, tok):
+    if not _has_superset(buf, tok):
+        return lambda sa, sb, width, step, group, buf, tok: (sa, sb)
+
+    def impl(sa, sb, width, step, group, buf, tok):
+        if group == 1 and step != 2 or width < 1:
+            return sa, sb
+        return state_arrays(_superset_width(width, step, group), buf, tok)
 
     return impl
 
@@ -1723,7 +1762,7 @@ def superset_keep(keep_a, keep_b, sa, sb, width, step, group, buf, tok):
 
 @overload(superset_keep, jit_options=_OVERLOAD_OPTS)
 def _superset_keep(keep_a, keep_b, sa, sb, width, step, group, buf, tok):
-    if not (tok.ndim == 4 or (tok.ndim == 3 and buf.dtype.bitwidth != 16)):
+    if not _has_superset(buf, tok):
         return lambda keep_a, keep_b, sa, sb, width, step, group, buf, tok: None
     if tok.ndim == 3:
 
