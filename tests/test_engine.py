@@ -198,8 +198,9 @@ def test_permute_into_is_numpys_transpose(shape, order):
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.complex128])
 def test_big_permuted_results_come_out_in_the_results_order(dtype):
     # (n, 2, 16).T over its middle axis: planned in memory order, then
-    # permuted into the (16, n) result in pieces (engine.permute_into);
-    # against exact means of integer values, and the dask states too
+    # permuted into a C-contiguous ``out`` and the dask states in pieces
+    # (engine.permute_into), or returned transposed (engine.reduce_new);
+    # against exact means of integer values
     from reducemean import states
 
     rng = np.random.default_rng(8)
@@ -208,10 +209,61 @@ def test_big_permuted_results_come_out_in_the_results_order(dtype):
         x = x + 1j * rng.integers(-1000, 1000, x.shape)
     v = x.astype(dtype).T
     got = reducemean.mean(v, axis=1)
+    into = np.full(got.shape, -7, got.dtype)
+    assert reducemean.mean(v, axis=1, out=into) is into
     st, count = states.partial(v, 1, keepdims=False)
     via_states = states.finish(st, count, v.dtype)
     assert got.shape == via_states.shape == (16, 40000)
     for part in ("real", "imag") if np.dtype(dtype).kind == "c" else ("real",):
         want = getattr(v, part).astype(np.int64).sum(axis=1) / 2  # halves: exact
-        assert np.array_equal(getattr(got, part), want.astype(getattr(got, part).dtype))
-        assert np.array_equal(getattr(via_states, part), want.astype(getattr(got, part).dtype))
+        for res in (got, into, via_states):
+            assert np.array_equal(getattr(res, part), want.astype(getattr(got, part).dtype))
+
+
+def _memory_order(a):
+    """``a``'s axes of more than one value, outermost in memory first."""
+    axes = [d for d in range(a.ndim) if a.shape[d] > 1]
+    return sorted(axes, key=lambda d: -abs(a.strides[d]))
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("case", [
+    ("float32", (3000, 2, 16), (2, 1, 0), (1,)),
+    ("int32", (512, 3, 4, 8), (3, 0, 2, 1), (2,)),
+    ("float64", (300, 4, 6, 5), (3, 2, 1, 0), (2,)),
+    ("uint8", (2000, 3, 5), (2, 1, 0), (1,)),
+    ("complex64", (700, 2, 9), (2, 1, 0), (1,)),
+    ("float16", (900, 4, 3, 2), (3, 2, 0, 1), (1,)),
+])
+def test_permuted_means_are_laid_out_as_numpys(case, keepdims):
+    # A view whose kept axes lie in another order in memory than in the
+    # result: the means are summed in memory order and returned as that
+    # array transposed, not copied into result order.  numpy lays its own
+    # result out in its input's memory order too, so the two match in
+    # layout as well as in value (exact means of integer values).
+    from reducemean.dispatch import entry_for
+    from reducemean.engine import get_plan
+
+    name, shape, order, axis = case
+    rng = np.random.default_rng(len(shape) * 100 + shape[0])
+    x = rng.integers(0, 100, shape)
+    if name.startswith("complex"):
+        x = x + 1j * rng.integers(0, 100, shape)
+    v = x.astype(name).transpose(order)
+    _, plan = get_plan(v, axis, keepdims, entry_for(v.dtype))
+    assert plan.permute is not None  # the case takes the permuted path
+    got = reducemean.mean(v, axis=axis, keepdims=keepdims)
+    ref = np.mean(v, axis=axis, keepdims=keepdims)
+    assert got.shape == ref.shape and got.dtype == ref.dtype
+    assert _memory_order(got) == _memory_order(ref)
+    assert not got.flags.c_contiguous
+    exact = exact_mean(v, axis=axis)
+    parts = exact if name.startswith("complex") else (exact,)
+    for part, want in zip(("real", "imag"), parts):
+        flat = getattr(got, part).reshape(want.shape)
+        dist = max(ulp_distance(g, w, flat.dtype) for g, w in zip(flat.ravel(), want.ravel()))
+        assert dist <= 0.501  # rounded once (float32 from float64: at most 2^-29 ulp more)
+    if name in ("float32", "float64", "int32", "uint8"):  # ONNX's front end, in its own type
+        op = reducemean.reduce_mean(v, axes=list(axis), keepdims=int(keepdims))
+        assert _memory_order(op) == _memory_order(got)
+        assert op.dtype == v.dtype

@@ -69,6 +69,23 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
     return result
 
 
+def reduce_new(a, plan, entry, rd, stacklevel=3):
+    """The means in a new ``rd`` array of shape ``plan.out_shape``.
+
+    A permuted plan's means are left in their memory order and returned
+    transposed, not copied into result order: numpy's own result follows its
+    input's memory order too (``np.mean(x.T, axis=1)`` is not C-contiguous),
+    and the copy cost as much as the sum, (786432, 2, 16).T int32 over axis
+    1 summed in 29 ms and permuted in 23 ms.
+    """
+    if plan.permute is None or not plan.count or not plan.nout:
+        return reduce_into(a, plan, entry, np.empty(plan.out_shape, rd), stacklevel + 1)
+    shape, order = plan.permute
+    mem = np.empty(shape, rd)
+    _reduce_flat(a, plan, entry, mem.reshape(-1))
+    return mem.transpose(order).reshape(plan.out_shape)
+
+
 #: permute_into copies pieces of about this many bytes of its source
 PERMUTE_PIECE = 256 << 10
 
@@ -205,6 +222,6 @@ def supported_result(dtype, entry):
 
 
 __all__ = [
-    "native", "storage_view", "get_plan", "reduce_into", "run", "redo_out_of_range", "out_of_range",
+    "native", "storage_view", "get_plan", "reduce_into", "reduce_new", "run", "redo_out_of_range", "out_of_range",
     "supported_result", "entry_for", "writes_bits", "summed_by", "permute_into",
 ]

@@ -11,7 +11,7 @@ from . import launch, states
 from .dispatch import entry_for
 from .engine import (
     EMPTY_SLICE, complex_nonfinite_as_numpy, get_plan, native, out_of_range, redo_out_of_range,
-    reduce_into, summed_by, supported_result, writes_bits,
+    reduce_into, reduce_new, summed_by, supported_result, writes_bits,
 )
 from .numerics import scaled_token
 from .plan import normalize_axis
@@ -175,7 +175,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
             return reduce_into(a, plan, entry, out)
         out[...] = reduce_into(a, plan, entry, np.empty(plan.out_shape, rd))
         return out
-    res = reduce_into(a, plan, entry, np.empty(plan.out_shape, rd))
+    res = reduce_new(a, plan, entry, rd)
     if (
         key is not None
         and dtype is None

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .dispatch import entry_for, is_bfloat16
-from .engine import get_plan, native, reduce_into
+from .engine import get_plan, native, reduce_new
 
 __all__ = [
     "reduce_mean", "parse_axes", "normalize_axes", "normalize_for_spec", "check_flag",
@@ -108,7 +108,7 @@ def operator_mean(data, axes, keepdims):
     a = native(data)
     entry = entry_for(a.dtype)
     a, plan = get_plan(a, axes, keepdims, entry)
-    res = reduce_into(a, plan, entry, np.empty(plan.out_shape, a.dtype), stacklevel=4)
+    res = reduce_new(a, plan, entry, a.dtype, stacklevel=4)
     return res if res.dtype == dtype else res.astype(dtype)
 
 
