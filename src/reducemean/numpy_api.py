@@ -180,7 +180,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         key is not None
         and dtype is None
         and summed_by(plan) is None
-        and plan.permute is None  # (see engine.reduce_into)
+        and plan.permute is None  # (returned transposed: see engine.reduce_new)
         and plan.count
         and plan.nout
         # (dtype=None: complex keeps its own, 16-bit floats theirs)
