@@ -138,3 +138,29 @@ def test_pieces_then_merge_runs_the_merge_after_every_piece():
     assert run(head, mhead, 10007, np.empty(5, np.int64), 10007) == 10007
     assert (marks == 1).all()
     assert tasks.bind(kernels.pieces_then_merge, _mark_range, head, _sum_range, mhead) is run
+
+
+@njit
+def _through_borrowed(a, marks, fn):
+    # a view without an owner, passed to a task by address and written
+    # through; the arrays it borrows stay alive until the keep
+    fresh = np.zeros(a.shape[0], np.int64)
+    va, vm, vf = tasks.borrow(a), tasks.borrow(marks), tasks.borrow(fresh)
+    done = tasks.call_task(fn, (vm,), np.int64(0), np.int64(marks.shape[0]))
+    for i in range(va.shape[0]):
+        vf[i] = va[i] * 2
+    total = 0
+    for i in range(fresh.shape[0]):
+        total += fresh[i]
+    tasks.keep((fresh,))
+    return done, total, va.shape[0], va.strides[0]
+
+
+def test_a_borrowed_view_reads_and_writes_its_array():
+    marks = np.zeros(7, np.int64)
+    fn = tasks.address(_mark_range, (marks,))
+    a = np.arange(10, dtype=np.int64)[::2]  # strided: the view keeps shape and strides
+    done, total, n, stride = _through_borrowed(a, marks, fn)
+    assert done == 7 and np.array_equal(marks, np.ones(7, np.int64))
+    assert total == 2 * sum(range(0, 10, 2))
+    assert (n, stride) == (5, 16)

@@ -61,7 +61,7 @@ from .numerics import (
     state_arrays, step2_columns, store, store_block, store_short, superset_arrays,
     superset_columns, superset_keep, wide_int_states, zero_state,
 )
-from .tasks import call_task
+from .tasks import borrow, call_task, keep
 
 #: Most outputs an ``outer`` kernel accumulates side by side: whole rows up to
 #: this width, so each thread streams contiguous rows (prefetchers restart at
@@ -1005,8 +1005,11 @@ def outer_serial(buf, p, out, tok, block, blk, u0, u1):
     few = nko * nblocks < FEW_UNITS
     # one pair of state arrays for every unit, zeroed again after each: an
     # allocation per unit cost most of the time of narrow blocks of few rows
-    fa, fb = state_arrays(min(block, ncols), buf, tok)
-    ta, tb = superset_arrays(fa, fb, min(block, ncols), step, group, buf, tok)
+    fa0, fb0 = state_arrays(min(block, ncols), buf, tok)
+    ta0, tb0 = superset_arrays(fa0, fb0, min(block, ncols), step, group, buf, tok)
+    # the task's arrays borrowed: no reference counts per unit (tasks.borrow)
+    bufv, pv, tokv, outv = borrow(buf), borrow(p), borrow(tok), borrow(out)
+    fa, fb, ta, tb = borrow(fa0), borrow(fb0), borrow(ta0), borrow(tb0)
     for u in range(u0, u1):
         ko = u // nblocks
         j0 = (u - ko * nblocks) * block
@@ -1018,12 +1021,13 @@ def outer_serial(buf, p, out, tok, block, blk, u0, u1):
             off += j0 // group * step
         else:
             off += j0 * step
-        call_task(blk, (buf, p, tok, sa, sb, ta, tb, off, width, step, few), _ZERO, p[1])
-        bad += store_block(out, oo + j0 * ostep, ostep, sa, sb, p[1], tok)
+        call_task(blk, (bufv, pv, tokv, sa, sb, ta, tb, off, width, step, few), _ZERO, p[1])
+        bad += store_block(outv, oo + j0 * ostep, ostep, sa, sb, p[1], tokv)
         if u + 1 < u1:
             for j in range(width):
                 sa[j] = 0
                 sb[j] = 0
+    keep((fa0, fb0, ta0, tb0))
     return bad
 
 
