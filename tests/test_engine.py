@@ -211,12 +211,14 @@ def test_big_permuted_results_come_out_in_the_results_order(dtype):
     got = reducemean.mean(v, axis=1)
     into = np.full(got.shape, -7, got.dtype)
     assert reducemean.mean(v, axis=1, out=into) is into
+    into_f = np.asfortranarray(np.full(got.shape, -7, got.dtype))  # out not C-contiguous
+    assert reducemean.mean(v, axis=1, out=into_f) is into_f
     st, count = states.partial(v, 1, keepdims=False)
     via_states = states.finish(st, count, v.dtype)
     assert got.shape == via_states.shape == (16, 40000)
     for part in ("real", "imag") if np.dtype(dtype).kind == "c" else ("real",):
         want = getattr(v, part).astype(np.int64).sum(axis=1) / 2  # halves: exact
-        for res in (got, into, via_states):
+        for res in (got, into, into_f, via_states):
             assert np.array_equal(getattr(res, part), want.astype(getattr(got, part).dtype))
 
 

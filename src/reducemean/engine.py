@@ -222,6 +222,6 @@ def supported_result(dtype, entry):
 
 
 __all__ = [
-    "native", "storage_view", "get_plan", "reduce_into", "reduce_new", "run", "redo_out_of_range", "out_of_range",
-    "supported_result", "entry_for", "writes_bits", "summed_by", "permute_into",
+    "native", "storage_view", "get_plan", "reduce_into", "reduce_new", "run", "redo_out_of_range",
+    "out_of_range", "supported_result", "entry_for", "writes_bits", "summed_by", "permute_into",
 ]

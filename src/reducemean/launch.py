@@ -476,7 +476,7 @@ def _prepare(plan, buf, out, tok, threads):
     chunks = _chunks(units, threads, plan.count)
     if chunks == 1:
         # A task per thread, not per unit: each task allocates its states
-        # (up to 768 KiB with a superset), and in some processes the
+        # (up to 1.25 MiB with a superset), and in some processes the
         # allocator unmapped them at every free, so each unit paid a page
         # fault per 4 KiB: (786432, 2, 16) float32 over axis 1 took 150 ms
         # on two threads against 36 ms on one.  Numba hands out a prange's

@@ -173,7 +173,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if out is not None:
         if out.flags.c_contiguous and out.dtype == rd:
             return reduce_into(a, plan, entry, out)
-        out[...] = reduce_into(a, plan, entry, np.empty(plan.out_shape, rd))
+        out[...] = reduce_new(a, plan, entry, rd)
         return out
     res = reduce_new(a, plan, entry, rd)
     if (
