@@ -61,8 +61,7 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
         return result
     if plan.permute is not None:  # the kept dims in their memory order, then transposed
         shape, order = plan.permute
-        mem = np.empty(shape, result.dtype)
-        _reduce_flat(a, plan, entry, mem.reshape(-1))
+        mem = _in_memory_order(a, plan, entry, result.dtype)
         permute_into(result.reshape(tuple(shape[k] for k in order)), mem, order)
         return result
     _reduce_flat(a, plan, entry, result.reshape(-1))
@@ -80,10 +79,15 @@ def reduce_new(a, plan, entry, rd, stacklevel=3):
     """
     if plan.permute is None or not plan.count or not plan.nout:
         return reduce_into(a, plan, entry, np.empty(plan.out_shape, rd), stacklevel + 1)
-    shape, order = plan.permute
-    mem = np.empty(shape, rd)
+    order = plan.permute[1]
+    return _in_memory_order(a, plan, entry, rd).transpose(order).reshape(plan.out_shape)
+
+
+def _in_memory_order(a, plan, entry, rd):
+    """A permuted plan's means in a new ``rd`` array, its kept dims in their memory order."""
+    mem = np.empty(plan.permute[0], rd)
     _reduce_flat(a, plan, entry, mem.reshape(-1))
-    return mem.transpose(order).reshape(plan.out_shape)
+    return mem
 
 
 #: permute_into copies pieces of about this many bytes of its source

@@ -24,7 +24,9 @@ import numpy as np
 from . import kernels, launch
 from .plan import FOLD_MIN, FOLD_MIN_WIDE, FOLD_WIDE, FOLD_WIDTH, plan_for
 
-__all__ = ["applies", "run", "states", "FOLD_LANES", "FOLD_MIN", "FOLD_MIN_WIDE", "FOLD_WIDE", "FOLD_WIDTH"]
+__all__ = [
+    "applies", "run", "states", "FOLD_LANES", "FOLD_MIN", "FOLD_MIN_WIDE", "FOLD_WIDE", "FOLD_WIDTH",
+]
 
 #: Most lanes a folded row has.
 FOLD_LANES = 64
