@@ -1,12 +1,13 @@
 """Per-dtype arithmetic, checked exhaustively or against Python integers and Fractions."""
 
+import math
 import subprocess
 import sys
 from fractions import Fraction
 
 import numpy as np
 import pytest
-from exact import ulp_distance
+from exact import exact_mean, ulp_distance
 from numba import njit
 
 import reducemean
@@ -564,6 +565,49 @@ def test_every_second_column_is_summed_exactly(dtype, rows, cols):
     for j in range(view.shape[1]):
         exact = sum(map(Fraction, view[:, j].astype(np.float64).tolist())) / rows
         assert ulp_distance(got[j], exact, got.dtype) <= 1, j
+
+
+
+@njit
+def _fused_sums(x, y):
+    one = numerics.opaque_one()
+    out = np.empty(x.shape[0])
+    for i in range(x.shape[0]):
+        out[i] = numerics.fused_add(x[i], y[i], one)
+    return out
+
+
+def test_fused_adds_are_plain_adds():
+    # On FMA hosts the column passes add as fma(x, 1.0, y): the same value,
+    # Inf, NaN and sign of zero as x + y, Python's own float addition.
+    special = [0.0, -0.0, 1.0, -1.0, 2.0**-1074, -(2.0**-1074), 2.0**-1022, 1e308,
+               -1e308, 1.7976931348623157e308, math.inf, -math.inf, math.nan, 1 / 3,
+               2.0**53, 1.0 + 2.0**-52, -(2.0**-53)]
+    pairs = [(a, b) for a in special for b in special]
+    x = np.array([a for a, _ in pairs])
+    y = np.array([b for _, b in pairs])
+    _same_floats(_fused_sums(x, y), np.array([a + b for a, b in pairs]))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.float32])
+def test_column_passes_of_eight_rows_propagate_nan_and_inf(dtype):
+    # 16 rows of 2048 columns: wide blocks, added eight rows a pass
+    # (numerics.col_add8).  Non-finite values in either pass and any row of
+    # one; large values whose sum passes the type's range (not float64's).
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    x = np.random.default_rng(5).standard_normal((16, 2048)).astype(dt)
+    big = float(np.finfo(np.float16).max) if dt == np.float16 else 3e38
+    marks = {0: [(3, math.nan)], 1: [(5, math.inf)], 2: [(7, -math.inf)],
+             3: [(0, math.inf), (15, -math.inf)], 4: [(1, math.inf), (6, -math.inf)],
+             5: [(2, math.inf), (12, math.inf)], 6: [(8, -math.inf), (9, math.nan)],
+             7: [(r, big) for r in range(16)], 8: [(r, -big) for r in range(0, 16, 2)]}
+    for j, cells in marks.items():
+        for r, v in cells:
+            x[r, j] = v
+    got = reducemean.mean(x, axis=0)
+    want = exact_mean(x, axis=0)
+    for j in range(x.shape[1]):
+        assert ulp_distance(got[j], want[j], dt) <= 1, (j, got[j], want[j])
 
 
 _GUARD_PAGE = """

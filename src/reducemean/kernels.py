@@ -56,7 +56,7 @@ from numba.extending import overload
 
 from .cacheload import adopt
 from .numerics import (
-    add_value, col_add, col_add8, is_16bit, merge, plain_f64, run_pair_f64, run_parts,
+    add_value, col_add, col_add8, is_16bit, merge, opaque_one, plain_f64, run_pair_f64, run_parts,
     run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_sum, short_exact,
     state_arrays, step2_columns, store, store_block, store_short, superset_arrays,
     superset_columns, superset_keep, wide_int_states, zero_state,
@@ -899,6 +899,7 @@ def outer_block(buf, p, tok, sa, sb, ta, tb, off, width, step, few, lo, hi):
     (18, 144, 22)[..., :7] over axis 0 2.1-2.7x faster held in cache.
     """
     keep_a, keep_b, keep_width, keep_step = sa, sb, width, step
+    one = opaque_one()  # for col_add8's fused adds
     group = p[5 + 3 * p[2] + 2 * p[3]]  # plan.Plan.group
     sa, sb, width, step = superset_columns(sa, sb, ta, tb, width, step, group, buf, tok)
     nr = p[3]
@@ -945,13 +946,13 @@ def outer_block(buf, p, tok, sa, sb, ta, tb, off, width, step, few, lo, hi):
                 js = 2 * j
                 col_add8(sa, sb, j, buf, np.uint64(r0 + js), np.uint64(r1 + js),
                          np.uint64(r2 + js), np.uint64(r3 + js), np.uint64(r4 + js),
-                         np.uint64(r5 + js), np.uint64(r6 + js), np.uint64(r7 + js), tok)
+                         np.uint64(r5 + js), np.uint64(r6 + js), np.uint64(r7 + js), tok, one)
         else:
             for j in range(width):
                 js = j * step
                 col_add8(sa, sb, j, buf, np.uint64(r0 + js), np.uint64(r1 + js),
                          np.uint64(r2 + js), np.uint64(r3 + js), np.uint64(r4 + js),
-                         np.uint64(r5 + js), np.uint64(r6 + js), np.uint64(r7 + js), tok)
+                         np.uint64(r5 + js), np.uint64(r6 + js), np.uint64(r7 + js), tok, one)
     f = lo + 8 * passes
     # One reduced dim (as NHWC's, merged): its stride, not a call for every
     # row.  The call, and the vzeroupper before it, cost NHWC over (1, 2)

@@ -179,6 +179,56 @@ def _host_has_f16c():
 F16C = _host_has_f16c()
 
 
+def _host_has_fma():
+    # As F16C: only for this host's own code, and only on x86, whose register
+    # constraint opaque_one's empty asm names.
+    from numba.core import config
+    import platform
+
+    if config.CPU_NAME is not None or platform.machine().lower() not in ("x86_64", "amd64"):
+        return False
+    import llvmlite.binding as llvm
+
+    return bool(llvm.get_host_cpu_features().get("fma", False))
+
+
+#: the column loop's float64 adds issued as fused multiply-adds by 1.0 (see fused_add)
+FUSED = _host_has_fma()
+
+
+@intrinsic
+def opaque_one(typingctx):
+    """1.0, hidden from LLVM by an empty asm where :data:`FUSED` (else the constant).
+
+    LLVM folds ``fma(x, 1.0, y)`` back to ``x + y``; a 1.0 it cannot see
+    keeps the fused form.  Take it once, outside a loop: the asm is not
+    vectorised.
+    """
+
+    def codegen(context, builder, sig, args):
+        one = ir.Constant(ir.DoubleType(), 1.0)
+        if not FUSED:
+            return one
+        fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
+        return builder.asm(fnty, "", "=x,0", [one], False)
+
+    return types.float64(), codegen
+
+
+@register_jitable
+def fused_add(x, y, one):
+    """``x + y`` (``one`` is :func:`opaque_one`'s 1.0), rounded once either way.
+
+    Where the CPU has FMA it is issued as ``fma(x, one, y)``, which is
+    exactly ``x + y`` (NaN, Inf and signed zeros alike), on the multiply
+    pipes: on Zen 4 float64 adds share two pipes with the conversions to
+    float64 of float32 and 16-bit values, and the FMA pipes sit idle.
+    """
+    if FUSED:
+        return _fma(x, one, y)
+    return x + y
+
+
 @register_jitable
 def f32_to_bf16_bits(x):
     """float32 to bfloat16 bits, rounded to nearest even; NaN stays a (quiet) NaN."""
@@ -1948,8 +1998,10 @@ def _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
         + (widen(buf[k6], tok) + widen(buf[k7], tok)))
 
 
-def col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
+def col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
     """Add eight storage values (eight rows of column ``j``) into its state at once.
+
+    ``one`` is :func:`opaque_one`'s, taken outside the caller's loops.
 
     One load and store of the state per eight values is what lets a column
     reduction run at memory speed: with wide blocks the states live in L2,
@@ -1959,21 +2011,29 @@ def col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
 
 
 @overload(col_add8, jit_options=_OVERLOAD_OPTS)
-def _col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
+def _col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
     fam = _family(buf, tok)
     if fam == "F":
+        # _sum8's tree, then the state, each add fused (see fused_add): the
+        # same sum, and (256, 4096) float16 over axis 0 held in cache summed
+        # 10.7 -> 13.5 G values/s on one thread.
 
-        def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
-            A[j] += _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok)
+        def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
+            s01 = fused_add(widen(buf[k0], tok), widen(buf[k1], tok), one)
+            s23 = fused_add(widen(buf[k2], tok), widen(buf[k3], tok), one)
+            s45 = fused_add(widen(buf[k4], tok), widen(buf[k5], tok), one)
+            s67 = fused_add(widen(buf[k6], tok), widen(buf[k7], tok), one)
+            s = fused_add(fused_add(s01, s23, one), fused_add(s45, s67, one), one)
+            A[j] = fused_add(A[j], s, one)
 
     elif fam in ("I", "U"):  # the plain sum is the low word of the state
 
-        def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
+        def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
             B[j] += _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok)
 
     else:  # D, L, UL: both words change, value by value as add_value does
 
-        def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
+        def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
             a, b = add_value(A[j], B[j], buf, k0, tok)
             a, b = add_value(a, b, buf, k1, tok)
             a, b = add_value(a, b, buf, k2, tok)
