@@ -97,6 +97,10 @@ VIEWS = {
     "wide_block_3d": ((2, 17, 700), lambda b: b[:, :, 50:650]),
     "step2_wide_tall": ((15, 1100), lambda b: b[:, ::2]),
     "step3_wide_tall": ((13, 1800), lambda b: b[::-1, ::3]),
+    # a narrow crop or step of the last axis under many offsets of the next
+    # and few rows: over axis 0 the narrow dim goes outermost (plan.NARROW_KEPT)
+    "narrow_crop_many_offsets": ((3, 70, 16), lambda b: b[..., 2:5]),
+    "narrow_step_many_offsets": ((2, 66, 5), lambda b: b[:, ::-1, ::2]),
     "zero_d_view": ((6, 7), lambda b: b[2, 3, ...]),
     "column": ((6, 7), lambda b: b[:, 3]),
 }
