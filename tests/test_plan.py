@@ -257,6 +257,9 @@ def test_narrow_kept_dims_under_few_rows_go_outermost(shape, axes, kept):
     # at most NARROW_KEPT_PASS bytes per offset (3 * 8 * 16 values)
     (np.float32, (8, 200000, 16), np.s_[..., :3], ((200000, 16, 3), (3, 1, 1))),  # 1536 bytes
     (np.uint8, (8, 200000, 16), np.s_[..., :3], ((3, 1, 1), (200000, 16, 3))),  # 384 bytes
+    # over more rows than NARROW_KEPT_ROWS: strided narrow dims only
+    (np.float64, (300, 495, 5), np.s_[..., ::2], ((3, 2, 1), (495, 5, 3))),
+    (np.float64, (300, 495, 16), np.s_[..., :3], ((495, 16, 3), (3, 1, 1))),
 ])
 def test_narrow_kept_dims_right_under_the_next_go_outermost_while_cheap(dtype, shape, view, kept):
     # Without a reduced dim between them, each of the narrow dim's units
