@@ -252,6 +252,7 @@ def test_narrow_kept_dims_under_few_rows_go_outermost(shape, axes, kept):
     (np.float32, (8, 495, 64), np.s_[..., :3], ((3, 1, 1), (495, 64, 3))),  # a crop, in cache
     (np.float32, (65, 495, 64), np.s_[..., :3], ((495, 64, 3), (3, 1, 1))),  # rows enough
     (np.float16, (8, 495, 64), np.s_[..., :3], ((495, 64, 3), (3, 1, 1))),  # 16-bit: 1024 across
+    (np.float16, (4, 495, 64), np.s_[..., :3], ((3, 1, 1), (495, 64, 3))),  # ... past 4 rows
     (np.float16, (8, 1024, 64), np.s_[..., :3], ((3, 1, 1), (1024, 64, 3))),
     # 98 MiB, beyond NARROW_KEPT_CACHED: moved only while the passes read
     # at most NARROW_KEPT_PASS bytes per offset (3 * 8 * 16 values)

@@ -94,12 +94,20 @@ NARROW_KEPT_ROWS = 64
 #: 0.48x, int32 0.85x and 0.74x: three passes over memory cost more than
 #: the blocks' calls (w * rows * stride of 1536 to 3840 bytes).  A strided
 #: narrow dim (every second or third value) moves under more rows too:
-#: its blocks sum supersets of its columns, and (300, 495, 5)[:, :, ::2]
+#: its blocks are strided as well, and (300, 495, 5)[:, :, ::2]
 #: over axis 0 ran 1.8-3.6x faster moved (float32, float64, int64, uint8),
 #: (2000, 70, 8)[:, :, 1::3] 1.3-1.9x; crops under 300 to 3000 rows
 #: 0.84-1.0x (float32, int64), and keep the NARROW_KEPT_ROWS limit.
 NARROW_KEPT_CACHED = 8 << 20
 NARROW_KEPT_PASS = 1024
+#: 16-bit values right under the next kept dim need NARROW_KEPT_ACROSS_16
+#: only past NARROW_KEPT_ROWS_16 rows.  Old and new alternating, 2 to 12
+#: rows over 495 to 900 offsets: bfloat16 and int16 2.3-5.4x faster
+#: moved; float16, whose strided columns are converted one value at a
+#: time, 2.2-2.9x at 2 rows and 1.4-1.8x at 4, but 0.75-1.5x from 8 and
+#: 0.40-0.64x at 64 ((n, 15, 99, 5)[:, :, ::3, ::2], (n, 495, 64)[...,
+#: :3], (n, 900, 8)[..., 1::3] over axis 0; the plan sees only the size).
+NARROW_KEPT_ROWS_16 = 4
 #: Reduced dims inside a contiguous block of at most BLOCK_VALUES values
 #: that holds every kept dim are summed as the block's columns, then
 #: merged (see make_plan): from BLOCK_MIN values read when the plan sums
@@ -321,7 +329,8 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
             # every row; outermost, each part is one block of columns
             kept = (kept[-1],) + kept[:-1]
         elif (len(kept) > 1 and kept[-1][0] < NARROW_KEPT
-              and kept[-2][0] >= (NARROW_KEPT_ACROSS_16 if itemsize == 2 else NARROW_KEPT_ACROSS)
+              and kept[-2][0] >= (NARROW_KEPT_ACROSS_16 if itemsize == 2 and (
+                  seq.endswith("RK") or count > NARROW_KEPT_ROWS_16) else NARROW_KEPT_ACROSS)
               and (count <= NARROW_KEPT_ROWS if seq.endswith("RK") else (
                   count <= NARROW_KEPT_ROWS or abs(kept[-1][1]) != 1) and (
                   span * itemsize // unit <= NARROW_KEPT_CACHED
@@ -336,8 +345,9 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
             # or step of the last axis), each unit walks the whole span
             # instead of its block's part: only while that is cheap
             # (NARROW_KEPT_CACHED, NARROW_KEPT_PASS).  A strided narrow dim
-            # moves under any number of rows: its blocks are supersets of
-            # its columns (kernels.outer_block), dearer than plain ones.
+            # moves under any number of rows: its blocks are strided too
+            # (supersets of every second column, see kernels.outer_block;
+            # gathers of every third), dearer than plain ones.
             kept = (kept[-1],) + kept[:-1]
     else:
         family = "inner"
