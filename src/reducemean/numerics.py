@@ -162,7 +162,7 @@ _f32_to_f16c = _bit_intrinsic(
 )
 
 
-def _host_has_f16c():
+def _host_has(feature, x86_only=False):
     # Only when Numba compiles for this host: a portable target (NUMBA_CPU_NAME)
     # may lack the instruction, and LLVM would then call a runtime helper
     # Numba does not link.
@@ -170,30 +170,21 @@ def _host_has_f16c():
 
     if config.CPU_NAME is not None:
         return False
+    if x86_only:
+        import platform
+
+        if platform.machine().lower() not in ("x86_64", "amd64"):
+            return False
     import llvmlite.binding as llvm
 
-    return bool(llvm.get_host_cpu_features().get("f16c", False))
+    return bool(llvm.get_host_cpu_features().get(feature, False))
 
 
 #: float16 widening by the F16C instruction (vectorises) instead of bit arithmetic
-F16C = _host_has_f16c()
-
-
-def _host_has_fma():
-    # As F16C: only for this host's own code, and only on x86, whose register
-    # constraint opaque_one's empty asm names.
-    from numba.core import config
-    import platform
-
-    if config.CPU_NAME is not None or platform.machine().lower() not in ("x86_64", "amd64"):
-        return False
-    import llvmlite.binding as llvm
-
-    return bool(llvm.get_host_cpu_features().get("fma", False))
-
-
-#: the column loop's float64 adds issued as fused multiply-adds by 1.0 (see fused_add)
-FUSED = _host_has_fma()
+F16C = _host_has("f16c")
+#: the column loop's float64 adds issued as fused multiply-adds by 1.0 (see
+#: fused_add); x86 only, whose register constraint opaque_one's asm names
+FUSED = _host_has("fma", x86_only=True)
 
 
 @intrinsic
