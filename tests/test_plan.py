@@ -269,6 +269,15 @@ def test_narrow_kept_dims_right_under_the_next_go_outermost_while_cheap(dtype, s
     assert _plan(x, 0).kept == kept
 
 
+@pytest.mark.parametrize("shape, kept", [
+    ((2, 15, 99, 5), ((3, 4, 2), (2, 1, 1), (495, 30, 6))),  # both parts, then the columns
+    ((33, 15, 99, 5), ((495, 30, 6), (6, 4, 1))),  # past NARROW_KEPT_ROWS_PAIRS: groups
+])
+def test_narrow_strided_complex_columns_go_outermost_with_their_parts(shape, kept):
+    x = np.empty(shape, np.complex64)[:, :, ::3, ::2]
+    assert _plan(x, 0, pairs=True).kept == kept
+
+
 def test_narrow_16bit_kept_dims_go_outermost_over_more_columns():
     # the column loop reads 16-bit blocks under 256 KiB a row at a time
     x = np.empty((NARROW_KEPT_ACROSS_16, 7, 3), np.float16)
