@@ -313,10 +313,8 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
             family = "parts"
         elif (pairs and seq.endswith("KKK") and merged[-1] == (2, 1, 1)
               and kept[-2][0] < NARROW_KEPT and kept[-3][0] >= NARROW_KEPT_ACROSS
-              and count <= NARROW_KEPT_ROWS_PAIRS and (
-                  span * itemsize // unit <= NARROW_KEPT_CACHED
-                  or kept[-2][0] * count * abs(kept[-3][1]) * itemsize // unit
-                  <= NARROW_KEPT_PASS)):
+              and count <= NARROW_KEPT_ROWS_PAIRS
+              and _walks_cheaply(kept[-2][0], count, kept[-3][1], span, itemsize // unit)):
             # Strided complex columns, narrow, right under the next kept dim
             # ((n, m, 5)[..., ::2] over axis 0): grouped, each group of both
             # parts was a block of its own at every offset of the next dim
@@ -350,10 +348,8 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
               and kept[-2][0] >= (NARROW_KEPT_ACROSS_16 if itemsize == 2 and (
                   seq.endswith("RK") or count > NARROW_KEPT_ROWS_16) else NARROW_KEPT_ACROSS)
               and (count <= NARROW_KEPT_ROWS if seq.endswith("RK") else (
-                  count <= NARROW_KEPT_ROWS or abs(kept[-1][1]) != 1) and (
-                  span * itemsize // unit <= NARROW_KEPT_CACHED
-                  or kept[-1][0] * count * abs(kept[-2][1]) * itemsize // unit
-                  <= NARROW_KEPT_PASS))):
+                  count <= NARROW_KEPT_ROWS or abs(kept[-1][1]) != 1)
+                  and _walks_cheaply(kept[-1][0], count, kept[-2][1], span, itemsize // unit))):
             # A narrow innermost kept dim with few values an output, e.g.
             # (n, 7, 3) over axis 1: as the column dim, a block of 3
             # columns at each of n offsets, each a few rows, cost a unit's
@@ -466,6 +462,18 @@ def _block(merged, fold=True):
     pairs = np.ascontiguousarray(np.stack([src, dest[src]]), dtype=np.int64)
     pairs.flags.writeable = False
     return columns, pairs
+
+
+def _walks_cheaply(w, rows, stride, span, size):
+    """Whether ``w`` units may each walk the whole span of a narrow kept dim's plan.
+
+    ``rows`` values an output, ``stride`` the next kept dim's (storage
+    values of ``size`` bytes, ``span`` of them): within NARROW_KEPT_CACHED
+    bytes, or at most NARROW_KEPT_PASS bytes read by the passes per offset
+    of the next kept dim.
+    """
+    return (span * size <= NARROW_KEPT_CACHED
+            or w * rows * abs(stride) * size <= NARROW_KEPT_PASS)
 
 
 def _groups(kept, itemsize, pairs):
