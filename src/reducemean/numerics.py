@@ -206,18 +206,22 @@ def opaque_one(typingctx):
     return types.float64(), codegen
 
 
-@register_jitable
 def fused_add(x, y, one):
     """``x + y`` (``one`` is :func:`opaque_one`'s 1.0), rounded once either way.
 
-    Where the CPU has FMA it is issued as ``fma(x, one, y)``, which is
-    exactly ``x + y`` (NaN, Inf and signed zeros alike), on the multiply
-    pipes: on Zen 4 float64 adds share two pipes with the conversions to
-    float64 of float32 and 16-bit values, and the FMA pipes sit idle.
+    Where the CPU has FMA a float64 add is issued as ``fma(x, one, y)``,
+    which is exactly ``x + y`` (NaN, Inf and signed zeros alike), on the
+    multiply pipes: on Zen 4 float64 adds share two pipes with the
+    conversions to float64 of float32 and 16-bit values, and the FMA pipes
+    sit idle.  Integers are added plainly.
     """
-    if FUSED:
-        return _fma(x, one, y)
-    return x + y
+
+
+@overload(fused_add, jit_options=_OVERLOAD_OPTS)
+def _fused_add(x, y, one):
+    if FUSED and x == types.float64 and y == types.float64:
+        return lambda x, y, one: _fma(x, one, y)
+    return lambda x, y, one: x + y
 
 
 @register_jitable
@@ -1981,12 +1985,13 @@ def _col_add(A, B, j, buf, k, tok):
 
 
 @register_jitable
-def _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok):
-    """Eight widened storage values summed as a tree (plain-sum families)."""
-    return ((widen(buf[k0], tok) + widen(buf[k1], tok))
-            + (widen(buf[k2], tok) + widen(buf[k3], tok))) + (
-        (widen(buf[k4], tok) + widen(buf[k5], tok))
-        + (widen(buf[k6], tok) + widen(buf[k7], tok)))
+def _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
+    """Eight widened storage values summed as a tree (plain-sum families; see fused_add)."""
+    return fused_add(
+        fused_add(fused_add(widen(buf[k0], tok), widen(buf[k1], tok), one),
+                  fused_add(widen(buf[k2], tok), widen(buf[k3], tok), one), one),
+        fused_add(fused_add(widen(buf[k4], tok), widen(buf[k5], tok), one),
+                  fused_add(widen(buf[k6], tok), widen(buf[k7], tok), one), one), one)
 
 
 def col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
@@ -2005,22 +2010,17 @@ def col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
 def _col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
     fam = _family(buf, tok)
     if fam == "F":
-        # _sum8's tree, then the state, each add fused (see fused_add): the
-        # same sum, and (256, 4096) float16 over axis 0 held in cache summed
-        # 10.7 -> 13.5 G values/s on one thread.
+        # each add fused (see fused_add): the same sum, and (256, 4096)
+        # float16 over axis 0 held in cache summed 10.7 -> 13.5 G values/s
+        # on one thread
 
         def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
-            s01 = fused_add(widen(buf[k0], tok), widen(buf[k1], tok), one)
-            s23 = fused_add(widen(buf[k2], tok), widen(buf[k3], tok), one)
-            s45 = fused_add(widen(buf[k4], tok), widen(buf[k5], tok), one)
-            s67 = fused_add(widen(buf[k6], tok), widen(buf[k7], tok), one)
-            s = fused_add(fused_add(s01, s23, one), fused_add(s45, s67, one), one)
-            A[j] = fused_add(A[j], s, one)
+            A[j] = fused_add(A[j], _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one), one)
 
     elif fam in ("I", "U"):  # the plain sum is the low word of the state
 
         def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
-            B[j] += _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok)
+            B[j] += _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one)
 
     else:  # D, L, UL: both words change, value by value as add_value does
 
