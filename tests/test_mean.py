@@ -1207,6 +1207,66 @@ def test_repeated_small_16bit_calls_take_the_memoised_path(name):
     assert {(6, 10), (7, 3, 5)} <= {shape for shape, _ in keys}
 
 
+_SUMMED_OR_PERMUTED = [
+    # (what the float32 plan is, shape, a view of it or None, axis, keepdims)
+    ("block", (64, 8, 8), None, (0, 2), False),
+    ("block", (128, 8, 8), np.s_[::2], (0, 2), True),
+    ("fold", (4096, 4), None, 0, False),
+    ("fold", (8192, 6), None, 0, True),
+    ("permute", (16, 64, 3), "T", 0, False),
+    ("permute", (16, 64, 3), "T", 0, True),
+]
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "uint8", "bool", "float16",
+                                  "bfloat16", "complex64"])
+@pytest.mark.parametrize("kind, shape, view, axis, keepdims", _SUMMED_OR_PERMUTED)
+@pytest.mark.usefixtures("empty_memo")
+def test_repeated_summed_and_permuted_calls_follow_each_input(name, kind, shape, view, axis,
+                                                             keepdims):
+    # Plans summed in steps of their own (a block's columns, folded
+    # columns) and plans written in memory order, then transposed, are
+    # memoised too (numpy_api._remember): every later input must still get
+    # its own mean, in the result's shape and order.
+    from reducemean import numpy_api
+    from reducemean.plan import normalize_axis, plan_for
+
+    dt = resolve(name)
+    rng = np.random.default_rng(zlib.crc32(f"{name}{kind}{shape}{view}{keepdims}".encode()))
+
+    def make():
+        a = make_data(dt, shape, rng)
+        return a.T if view == "T" else a if view is None else a[view]
+
+    first = make()
+    if name == "float32":  # the layouts are what they claim to be
+        axes = normalize_axis(axis, first.ndim)
+        plan = plan_for(first.shape, first.strides, 4, axes, keepdims)
+        assert {"block": plan.block is not None, "fold": plan.folded,
+                "permute": plan.permute is not None}[kind]
+    check_call(first, axis=axis, keepdims=keepdims)
+    for a in (make(), make(), first):
+        check_call(a, axis=axis, keepdims=keepdims)
+    if name in ("float32", "float64", "int32"):
+        assert any(k[0] == first.shape and k[-3] == dt for k in numpy_api._DIRECT)
+
+
+@pytest.mark.parametrize("kind, shape, view, axis, keepdims", _SUMMED_OR_PERMUTED)
+@pytest.mark.usefixtures("empty_memo")
+def test_repeated_summed_and_permuted_calls_redo_sums_out_of_range(kind, shape, view, axis,
+                                                                   keepdims):
+    # float64 sums beyond the float64 range are redone on scaled values, on
+    # the memoised path as on the first call.
+    rng = np.random.default_rng(zlib.crc32(f"huge{kind}{shape}{view}{keepdims}".encode()))
+
+    def make():
+        a = rng.choice([1.5e308, 1.7e308, -0.5e308], size=shape)
+        return a.T if view == "T" else a if view is None else a[view]
+
+    for a in (make(), make(), make()):
+        check_call(a, axis=axis, keepdims=keepdims)
+
+
 @pytest.mark.parametrize("name", ["float32", "float64", "int32", "bool", "float16", "bfloat16",
                                   "complex64", "complex128"])
 @pytest.mark.parametrize("axis", [None, 0, 1])

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import fold, kernels, launch
 
-__all__ = ["applies", "run", "states"]
+__all__ = ["applies", "run", "states", "prepare"]
 
 
 def applies(plan):
@@ -43,3 +43,35 @@ def states(plan, buf, tok, entry):
     acc = np.zeros((plan.nout, 2), entry.state_dtype)
     kernels.merge_columns(acc, sums, pairs, tok)
     return acc
+
+
+def prepare(plan, buf, out, tok, entry):
+    """:func:`run` of ``plan`` for repeated calls with arguments of the types given.
+
+    Returns ``kernel(buf, params, out, tok)`` (numpy_api's memo calls it
+    so; ``params`` and ``tok`` are fixed by its key and not read).  The
+    columns' kernel and the merge and store are called through their
+    compiled entry points (launch.compiled): the call's Python steps cost
+    about as much as summing a few thousand values.
+    """
+    columns, pairs = plan.block
+    if fold.applies(columns):
+        return lambda buf, p, out, tok_: run(plan, buf, out, tok, entry)
+    sdt = entry.state_dtype
+    nstates, nout, count = columns.nout, plan.nout, plan.count
+    sums = np.zeros((nstates, 2), sdt)
+    acc = np.zeros((nout, 2), sdt)
+    sum_columns, params, ctok, extra = launch.prepare(columns, buf, sums, tok, entry.cost)
+    merge = launch.compiled(kernels.merge_columns, (acc, sums, pairs, tok))
+    finish = launch.compiled(kernels.finish_states, (acc, count, out, tok))
+    zeros = np.zeros
+
+    def kernel(buf, p, out, tok_):
+        sums = zeros((nstates, 2), sdt)
+        sum_columns(buf, params, sums, ctok, *extra)
+        acc = zeros((nout, 2), sdt)
+        merge(acc, sums, pairs, tok)
+        return finish(acc, count, out, tok)
+
+    return kernel
+

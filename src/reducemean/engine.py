@@ -153,7 +153,8 @@ def summed_by(plan):
 
     Narrow columns are folded (:mod:`reducemean.fold`); plans whose reduced
     dims lie inside their kept dims' block sum the block's columns
-    (:mod:`reducemean.blocks`).  Each has ``run`` (means) and ``states``.
+    (:mod:`reducemean.blocks`).  Each has ``run`` (means), ``states`` and
+    ``prepare`` (``run`` for numpy_api's memo).
     """
     if fold.applies(plan):
         return fold

@@ -25,7 +25,8 @@ from . import kernels, launch
 from .plan import FOLD_MIN, FOLD_MIN_WIDE, FOLD_WIDE, FOLD_WIDTH, plan_for
 
 __all__ = [
-    "applies", "run", "states", "FOLD_LANES", "FOLD_MIN", "FOLD_MIN_WIDE", "FOLD_WIDE", "FOLD_WIDTH",
+    "applies", "run", "states", "prepare", "FOLD_LANES", "FOLD_MIN", "FOLD_MIN_WIDE", "FOLD_WIDE",
+    "FOLD_WIDTH",
 ]
 
 #: Most lanes a folded row has.
@@ -46,6 +47,15 @@ def applies(plan):
 def run(plan, buf, out, tok, entry):
     """Means of the narrow columns of ``plan`` into ``out``; as :func:`launch.run`."""
     return kernels.finish_states(states(plan, buf, tok, entry), plan.count, out, tok)
+
+
+def prepare(plan, buf, out, tok, entry):
+    """:func:`run` of ``plan`` as ``kernel(buf, params, out, tok)``, for numpy_api's memo.
+
+    Its steps are :func:`run`'s, each call (two plans of its own and a
+    merge per halving).
+    """
+    return lambda buf, p, out, tok_: run(plan, buf, out, tok, entry)
 
 
 def states(plan, buf, tok, entry):

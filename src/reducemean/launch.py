@@ -157,6 +157,35 @@ def direct(plan, serial, cost=1):
     return kern
 
 
+def prepare(plan, buf, out, tok, cost=1):
+    """``(kernel, params, tok, extra)`` for repeated ``kernel(buf, params, out, tok, *extra)``.
+
+    The kernel is :func:`direct`'s, through the compiled entry point of
+    the serial kernel for the types of ``buf``, ``out`` and ``tok`` (see
+    :func:`compiled`), which the caller's memo key must fix; ``params`` and
+    ``tok`` are the resolved plan's (:func:`resolve`).
+    """
+    plan, tok = resolve(plan, tok, buf.dtype)
+    kernel, extra = serial_kernel(plan, buf, tok)
+    kern = direct(plan, compiled(kernel, (buf, plan.params, out, tok) + extra), cost)
+    return kern, plan.params, tok, extra
+
+
+def compiled(kernel, args):
+    """``kernel``'s compiled entry point for ``args``' exact Numba types, else ``kernel``.
+
+    Calling the entry point skips Numba's per-call type dispatch (about a
+    third of a small call).  It does no type checks of its own, so it is only
+    used for calls whose types the memo key fixes: dtype, ndim, layout,
+    alignment.  Whether an input is read-only does not matter to a kernel
+    that only reads it.
+    """
+    try:
+        return kernel.overloads[tuple(numba.typeof(x) for x in args)].entry_point
+    except (KeyError, AttributeError):  # not compiled for these exact types
+        return kernel
+
+
 def resolve(plan, tok, storage):
     """The plan and reader token the kernels run for ``plan`` read with ``tok``.
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-import numba
 import numpy as np
 
 from . import launch, states
@@ -24,7 +23,9 @@ _AXES: dict = {}
 # outputs, token, result dtype, result shape (see _remember), how to get the
 # flat buffer (True: the input is; False: ravel it; else a function),
 # plan, dispatch entry).  The kernel is the serial one, or for inputs big
-# enough to run in parallel launch.direct's, which decides per call.  Only
+# enough to run in parallel launch.direct's, which decides per call; for a
+# plan summed in steps of its own (engine.summed_by) it is those steps'
+# ``prepare``.  A permuted plan's means are transposed on the way out.  Only
 # None, plain ints and tuples of plain ints are axis keys (1.0 == 1 and
 # True == 1 as dict keys, and numpy refuses float axes), and only inputs
 # with float32/float64 results, float16/bfloat16 inputs whose kernels write
@@ -118,7 +119,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
             res = _empty(nout, rd)
             if kern(buf, params, res, tok, *extra):
                 redo_out_of_range(a, plan, entry, res)
-            return res if shape is True else res.reshape(shape)
+            if shape is True:
+                return res
+            if type(shape) is tuple:
+                return res.reshape(shape)
+            return shape(res)  # a permuted plan's means, transposed
     entry = entry_for(a.dtype)
     if entry is None:
         if a.dtype.isnative or a.dtype.kind not in "biufc":
@@ -179,8 +184,6 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     if (
         key is not None
         and dtype is None
-        and summed_by(plan) is None
-        and plan.permute is None  # (returned transposed: see engine.reduce_new)
         and plan.count
         and plan.nout
         # (dtype=None: complex keeps its own, 16-bit floats theirs)
@@ -235,12 +238,15 @@ def _remember(a, axis, keepdims, plan, entry, rd):
     if len(_DIRECT) >= _DIRECT_MAX:
         _DIRECT.clear()
     # a list: a full reduction, its pool of one-element buffers; True: the
-    # flat result already has the result's shape; else the shape to give it
+    # flat result already has the result's shape; a tuple: the shape to give
+    # it; else a function that makes it the result (a permuted plan's means
+    # are in their memory order: see engine.reduce_new)
     nout = plan.nout // 2 if entry.pairs else plan.nout  # results, not their parts
     shape = plan.out_shape if plan.out_shape else []
-    if shape == (nout,):
+    if plan.permute is not None:
+        shape = _transposer(plan)
+    elif shape == (nout,):
         shape = True
-    run, tok = launch.resolve(plan, entry.token_for(rd), entry.storage)
     bits = rd.itemsize == 2  # a float16/bfloat16 result, written as its bits
     part = entry.storage if entry.pairs or bits else rd
     viewed = entry.storage != a.dtype  # bool as uint8, complex as float pairs
@@ -253,16 +259,28 @@ def _remember(a, axis, keepdims, plan, entry, rd):
         flat = _span_maker(a, plan, entry)
         buf = flat(a)
         viewed = False  # the span is in the storage dtype already
-    args = (buf, run.params, np.empty(run.nout, part), tok)
-    kernel, extra = launch.serial_kernel(run, buf, tok)
-    kern = launch.direct(run, _compiled(kernel, args + extra), entry.cost)
+    way = summed_by(plan)
+    sample = np.empty(plan.nout, part)  # the flat result the kernel writes
+    if way is None:
+        kern, params, tok, extra = launch.prepare(plan, buf, sample, entry.token_for(rd),
+                                                  entry.cost)
+    else:  # folded columns, or a block's columns: their own steps
+        tok, extra, params = entry.token_for(rd), (), plan.params
+        kern = way.prepare(plan, buf, sample, tok, entry)
     if entry.pairs:
         kern = _parts_kernel(kern, plan, entry)
     elif bits:
         kern = _bits_kernel(kern, entry.storage if viewed else None)
     elif viewed:
         kern = _storage_kernel(kern, entry.storage)
-    _DIRECT[key] = (kern, run.params, extra, nout, tok, rd, shape, flat, plan, entry)
+    _DIRECT[key] = (kern, params, extra, nout, tok, rd, shape, flat, plan, entry)
+
+
+def _transposer(plan):
+    """``res -> the result`` for a permuted plan's flat means, in their memory order."""
+    mem, order = plan.permute
+    out_shape = plan.out_shape
+    return lambda res: res.reshape(mem).transpose(order).reshape(out_shape)
 
 
 def _span_maker(a, plan, entry):
@@ -270,7 +288,7 @@ def _span_maker(a, plan, entry):
     storage = entry.storage
     src, like = span_inputs(a, storage)
     n, lead = plan.span, plan.base
-    make = _compiled(span_of, (src, like, n, lead))
+    make = launch.compiled(span_of, (src, like, n, lead))
     if src is a:  # (complex too: the span reads its parts)
         return lambda x: make(x, like, n, lead)
     return lambda x: make(x.view(storage), like, n, lead)  # bool, float16, bfloat16
@@ -316,21 +334,6 @@ def _parts_kernel(kern, plan, entry):
         return 0
 
     return parts
-
-
-def _compiled(kernel, args):
-    """``kernel``'s compiled entry point for ``args``' exact Numba types, else ``kernel``.
-
-    Calling the entry point skips Numba's per-call type dispatch (about a
-    third of a small call).  It does no type checks of its own, so it is only
-    used for calls whose types the memo key fixes: dtype, ndim, layout,
-    alignment.  Whether an input is read-only does not matter to a kernel
-    that only reads it.
-    """
-    try:
-        return kernel.overloads[tuple(numba.typeof(x) for x in args)].entry_point
-    except (KeyError, AttributeError):  # not compiled for these exact types
-        return kernel
 
 
 launch._ON_CHANGE.append(_DIRECT.clear)
