@@ -11,7 +11,7 @@ from reducemean import blocks, fold, launch, plan
 from reducemean.dispatch import entry_for
 from reducemean.plan import normalize_axis, plan_for
 
-N = plan.BLOCK_MIN  # rows: enough for every block of six values or more
+N = 4096  # rows: enough for every block of six values or more
 
 
 def _plan(a, axis):
@@ -26,7 +26,7 @@ def test_which_plans_sum_their_blocks_columns():
     assert blocks.applies(_plan(np.zeros((N, 2, 3, 4)), (0, 2)))  # R K R K
     assert blocks.applies(_plan(np.zeros((N, 5, 2, 3)), (0, 1, 3)))  # outer reduced dims merge
     assert blocks.applies(_plan(np.zeros((4, 2, N, 2, 3))[:, 1], (0, 1, 3)))  # ... or not
-    assert not blocks.applies(_plan(a[: N // 8], (0, 2)))  # small: the memo's plain plan
+    assert blocks.applies(_plan(a[: plan.BLOCK_ROWS], (0, 2)))  # small, but rows enough
     assert not blocks.applies(_plan(np.zeros((plan.BLOCK_ROWS - 1, 100, 3)), (0, 2)))  # few rows
     assert blocks.applies(_plan(np.zeros((plan.BLOCK_ROWS, 100, 3)), (0, 2)))
     assert not blocks.applies(_plan(a, 1))  # a kept dim outside the block

@@ -312,9 +312,9 @@ def test_kept_dims_out_of_order_that_gain_nothing_keep_it_and_complex_permute():
     x = np.empty((5000, 100, 3), np.float32).T
     p = _plan(x, (1,))
     assert p.permute is None and p.kept == ((5000, 300, 1), (3, 1, 5000))
-    small = np.empty((8, 8, 3), np.float32).T  # under PERMUTE_MIN values: as it is
+    small = np.empty((4, 4, 3), np.float32).T  # under PERMUTE_MIN values: as it is
     assert _plan(small, (2,)).permute is None
-    assert _plan(np.empty((16, 64, 3), np.float32).T, (2,)).permute is not None
+    assert _plan(np.empty((8, 8, 3), np.float32).T, (2,)).permute is not None
     c = np.empty((5000, 64, 3), np.complex64).T  # complex values: their parts stay innermost
     p = _plan(c, (2,), pairs=True)
     assert p.kept == ((384, 1, 1),) and p.permute == ((64, 3), (1, 0))

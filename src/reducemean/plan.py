@@ -51,11 +51,12 @@ FOLD_MIN = 1 << 13
 FOLD_WIDE = 16
 FOLD_MIN_WIDE = 1 << 17
 #: Plans of kept dims out of memory order are made in it (see make_plan)
-#: from this many values read: the result's transpose and the call's full
-#: path (numpy_api's memo does not take them) cost about 5 us, and
-#: (8, 8, 3).T over its first axis took 10.3 us permuted, 3.1 us not;
-#: (16, 64, 3).T (3072 values) 7.4 us permuted, 10.8 us not.
-PERMUTE_MIN = 2048
+#: from this many values read.  Through numpy_api's memo, permuted and
+#: not alternating, (k, m, w).T over its first axis (float32, float64,
+#: int32, uint8): 1.08-1.19x faster permuted at 192 values ((8, 8, 3)),
+#: 1.3-3.1x at 768 to 1536; at 32 to 105 values 0.75-1.52x, about the
+#: same (2.6-4.6 us either way).
+PERMUTE_MIN = 128
 #: Groups of contiguous columns at most GROUP_SPAN times their
 #: width and GROUP_COLUMNS values apart are one kept dim of groups, summed
 #: as the contiguous columns they span (see make_plan).  Against column
@@ -116,22 +117,23 @@ NARROW_KEPT_ROWS_16 = 4
 NARROW_KEPT_ROWS_PAIRS = 32
 #: Reduced dims inside a contiguous block of at most BLOCK_VALUES values
 #: that holds every kept dim are summed as the block's columns, then
-#: merged (see make_plan): from BLOCK_MIN values read when the plan sums
-#: columns, from BLOCK_MIN_RUNS when it sums runs, which must then be
-#: shorter than BLOCK_RUN.  Against the plain plan through the full path
-#: (numpy_api's memo does not take either), float32, float64, int32:
-#: (n, m, w) over (0, 2) with w under 16 (columns) gained from 2000-4000
-#: values, 1.5-7x from 8000; runs of 16 to 32 values lost up to 2x in
-#: cache below 65536 values (float64, int32) and gained 1.4-5x from 131072,
-#: runs of 64 gained 1.2-2x there, of 128 lost (float64 0.6-0.7x), of 1000
-#: lost 0.82-0.99x.  The block's columns plan has its own memo-less
-#: call, about 6 us in all.
+#: merged (see make_plan): always when the plan sums columns, from
+#: BLOCK_MIN_RUNS values read when it sums runs, which must then be
+#: shorter than BLOCK_RUN.  Through numpy_api's memo, against the plain
+#: plan, (n, m, w) over (0, 2) with w under 16 (columns): 1.1-3.2x faster
+#: from 256 values ((64, 2, 2); float32, float64, int32, uint8).  Runs,
+#: against the plain plan through the full path (when numpy_api's memo
+#: took neither), float32, float64, int32: runs of 16 to 32 values lost up
+#: to 2x in cache below 65536 values (float64, int32) and gained 1.4-5x
+#: from 131072, runs of 64 gained 1.2-2x there, of 128 lost (float64
+#: 0.6-0.7x), of 1000 lost 0.82-0.99x; through the memo, runs of 16 to 32
+#: still lost at 4096 to 16384 values (float64 0.65-0.81x, int32
+#: 0.58-1.0x, float32 0.86-2x).
 BLOCK_VALUES = 4096
 #: ... and from BLOCK_ROWS of the block's rows: with fewer, each column's
 #: merge costs about as much as its sum (int32 (4, 15, 13, 10) over (0, 3):
 #: 4.5 us plain, 15.6 us by the block's columns).
 BLOCK_ROWS = 64
-BLOCK_MIN = 4096
 BLOCK_MIN_RUNS = 1 << 17
 BLOCK_RUN = 64
 
@@ -400,7 +402,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
         permute = (tuple(shape[d] for d in kept_order),
                    tuple(kept_order.index(d) for d in kept_axes))
     block = None
-    if family == "outer" and count * nout >= BLOCK_MIN or (
+    if family == "outer" or (
             family in ("inner", "parts") and reduced[-1][0] < BLOCK_RUN
             and count * nout >= BLOCK_MIN_RUNS):
         # complex128 (16-byte values) whose columns fold: the float64 fold, a
