@@ -31,8 +31,10 @@ def test_which_plans_sum_their_blocks_columns():
     assert blocks.applies(_plan(np.zeros((plan.BLOCK_ROWS, 100, 3)), (0, 2)))
     assert not blocks.applies(_plan(a, 1))  # a kept dim outside the block
     assert not blocks.applies(_plan(a, 0))  # no reduced dim inside it
-    assert not blocks.applies(_plan(a[:, :, :2], (0, 2)))  # a gap in it
-    assert not blocks.applies(_plan(a[:, ::-1], (0, 2)))  # a kept dim read backwards
+    gap = _plan(a[:, :, :2], (0, 2))  # a gap in it: summed as its runs' columns instead
+    assert blocks.applies(gap) and gap.block[0].group == 2
+    rev = _plan(a[:, ::-1], (0, 2))  # a kept dim read backwards: by its runs' columns too
+    assert blocks.applies(rev) and rev.block[0].kept[-1][:2] == (3, 1)
     runs = np.zeros((plan.BLOCK_MIN_RUNS // 32, 64), np.float32)[:, :48]
     assert not blocks.applies(_plan(runs, None))  # nothing kept
     big = plan.BLOCK_VALUES // 2 + 1
@@ -236,3 +238,92 @@ def test_blockwise_states_are_summed_the_same_way(monkeypatch, shape, axes, way,
         g = getattr(got, part)
         for idx in np.ndindex(*sums.shape):
             assert ulp_distance(g[idx], Fraction(int(sums[idx]), count), g.dtype) <= 0.5, idx
+
+
+def _runs(shape, view, dtype=np.float32):
+    return np.zeros(shape, dtype)[view]
+
+
+def test_which_plans_sum_short_runs_as_columns():
+    # a short reduced run under kept dims far from it: its values as
+    # columns (plan.RUNS_ROWS and the limits after it)
+    p = _plan(_runs((4, 64, 16), np.s_[..., :12]), (1, 2))
+    assert blocks.applies(p) and p.block[0].kept[-1][:2] == (12, 1)  # the run, kept
+    assert blocks.applies(_plan(_runs((4, 128, 16), np.s_[..., :3]), (1, 2)))
+    assert blocks.applies(_plan(_runs((4, 32, 16), np.s_[..., :12]), (1, 2)))  # 384 values
+    assert not blocks.applies(_plan(_runs((4, 16, 16), np.s_[..., :12]), (1, 2)))  # 16 runs
+    assert not blocks.applies(_plan(_runs((4, 64, 16), np.s_[..., :3]), (1, 2)))  # 192 values
+    # more than RUNS_FEW outputs: runs of RUNS_WIDE values, RUNS_ROWS_MANY of them
+    assert blocks.applies(_plan(_runs((256, 256, 16), np.s_[..., :8]), (1, 2)))
+    assert not blocks.applies(_plan(_runs((256, 128, 16), np.s_[..., :8]), (1, 2)))
+    assert not blocks.applies(_plan(_runs((256, 256, 16), np.s_[..., :5]), (1, 2)))
+    # ... unless the runs' columns group: from RUNS_ROWS_GROUPED runs
+    grouped = np.zeros((64, 1024, 10), np.float32).transpose(1, 0, 2)[..., :5]
+    p = _plan(grouped, (1, 2))
+    assert blocks.applies(p) and p.block[0].group == 5
+    assert not blocks.applies(_plan(grouped[:, :52], (1, 2)))
+    # at most RUNS_STATES column states
+    assert not blocks.applies(_plan(_runs((8192, 32, 16), np.s_[..., :12]), (1, 2)))
+    assert blocks.applies(_plan(_runs((5000, 256, 16), np.s_[..., :12]), (1, 2)))
+    # nothing kept, runs kept dims lie next to, complex values: not these
+    assert not blocks.applies(_plan(_runs((64, 64, 16), np.s_[..., :12]), None))
+    assert not blocks.applies(_plan(_runs((4, 64, 16), np.s_[..., :12], np.complex64), (1, 2)))
+
+
+_RUN_VIEWS = [
+    ((5, 64, 16), np.s_[..., :12], (1, 2)),
+    ((5, 64, 16), np.s_[::-1, :, 2:14], (1, 2)),  # a kept dim read backwards
+    ((5, 64, 16), np.s_[..., 12:0:-1], (1, 2)),  # the runs read backwards
+    ((6, 40, 3, 16), np.s_[..., 1:13:2], (1, 2, 3)),  # runs of every second value
+    ((3, 4, 50, 16), np.s_[..., :9], (2, 3)),  # two kept dims
+    ((3, 50, 4, 16), "T", (2, 3)),  # kept dims out of memory order
+    ((64, 7, 10), "grouped", (1, 2)),
+]
+
+
+def _run_view(shape, view, x):
+    if view == "T":  # (4, 3, 50, 9): kept dims 4 and 3, in memory 3 then 4
+        return x.transpose(2, 0, 1, 3)[..., :9]
+    if view == "grouped":  # (7, 64, 5): runs of 5, ten apart, under the kept dim
+        return x.transpose(1, 0, 2)[..., :5]
+    return x[view]
+
+
+@pytest.mark.parametrize(("shape", "view", "axes"), _RUN_VIEWS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.uint8, np.float16,
+                                   np.bool_])
+def test_short_runs_as_columns_give_exact_means(shape, view, axes, dtype):
+    # values as in test_block_means_are_exact: a state merged into the
+    # wrong output, or left out, shows
+    rng = np.random.default_rng(sum(shape))
+    if dtype == np.bool_:
+        x = rng.integers(0, 2, shape).astype(bool)
+    elif np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        x = rng.integers(info.max // 2, info.max, shape, dtype=dtype, endpoint=True)
+    else:
+        x = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3, shape)).astype(dtype)
+    v = _run_view(shape, view, x)
+    if dtype == np.float64:  # a cancelling pair in the first output
+        first = (0,) * v.ndim
+        last = tuple(n - 1 if d in axes else 0 for d, n in enumerate(v.shape))
+        v[first], v[last] = 1e15, -1e15
+    assert blocks.applies(_plan(v, axes))
+    got = reducemean.mean(v, axis=axes)
+    _exact_check(v, axes, got, 1 if dtype == np.float16 else 0.5)
+    assert np.array_equal(reducemean.mean(v, axis=axes), got)  # the memo's call
+
+
+def test_short_runs_as_columns_propagate_nonfinite_values_and_redo_large_sums():
+    y = np.ones((4, 64, 16))[..., :12]
+    y[1, 5, 3] = np.nan
+    y[2, 63, 11] = np.inf
+    y[3, 0, 0] = -np.inf
+    got = reducemean.mean(y, axis=(1, 2))
+    assert got[0] == 1.0 and np.isnan(got[1]) and got[2] == np.inf and got[3] == -np.inf
+    rng = np.random.default_rng(10)
+    x = rng.uniform(0.5, 1.0, (4, 64, 16)) * 2.0**1023 * np.where(
+        rng.random((4, 64, 16)) < 0.8, 1, -1)
+    v = x[..., :12]
+    assert blocks.applies(_plan(v, (1, 2)))
+    _exact_check(v, (1, 2), reducemean.mean(v, axis=(1, 2)), 1)

@@ -136,6 +136,39 @@ BLOCK_VALUES = 4096
 BLOCK_ROWS = 64
 BLOCK_MIN_RUNS = 1 << 17
 BLOCK_RUN = 64
+#: Runs shorter than SHORT_RUN that the column loop sums with a kept dim as
+#: its columns are summed as columns themselves (see make_plan), from
+#: RUNS_ROWS runs and RUNS_VALUES values an output; with more than
+#: RUNS_FEW outputs only runs of RUNS_WIDE values or more, from
+#: RUNS_ROWS_MANY runs, or runs whose columns group (their plan's superset
+#: loop) from RUNS_ROWS_GROUPED runs.  Old and new alternating through numpy_api's memo,
+#: (k, m, 16)[..., :w] over (1, 2), k outputs of m runs (float32, float64,
+#: int32, and where named float16, bfloat16, uint8, bool, int64):
+#:   - up to 64 outputs, from 256 values: w = 12, 1.05-1.5x faster at 32
+#:     runs (five types; float16 up to 3x), 1.5-12x from 64 runs; w = 5 and
+#:     7 1.5-2x from 64 runs; w = 3 1.2-5.7x from 128 runs (float16 0.94x
+#:     at 16 outputs).  Below 256 values: w = 3 at 32 and 64 runs 0.76-1.1x,
+#:     w = 5 at 32 runs 0.64-1.56x, w = 12 at 16 runs 1.0-1.17x;
+#:   - 256 to 1024 outputs: w = 8 and 12 1.2-11.7x from 256 runs, all
+#:     eight types; at 128 runs uint8 and bool 0.84-1.07x at 1024 outputs;
+#:     w = 4 and 5 uint8 and bool 0.66-0.79x, int64 0.59-1.9x; w = 3
+#:     float64 0.54-0.68x at 1024 outputs even at 512 runs; 200 outputs of
+#:     64 runs, w = 4 and 7, 0.74-0.97x;
+#:   - grouped, (m, k, 10).transpose(1, 0, 2)[..., :5]: 1.04-8.7x from 64
+#:     runs at 4 to 1024 outputs; at 52 runs 1.2-5.3x at 64 outputs, but
+#:     uint8 and int64 0.91x at 1024 (float64, float16 2.1-2.3x);
+#:   - from memory, (4, 2**20, 16)[..., :3] 2.2-4.1x, (64, 2**16,
+#:     16)[..., :12] 13-16x (float32, float64, int32, float16).
+#: At 8 runs an output they lost (0.3-0.8x).  Only while the runs' columns
+#: hold at most RUNS_STATES states (1 MiB), a state per column, besides
+#: the outputs' own: the block's plan keeps them all.
+RUNS_ROWS = 32
+RUNS_VALUES = 256
+RUNS_FEW = 64
+RUNS_WIDE = 8
+RUNS_ROWS_MANY = 256
+RUNS_ROWS_GROUPED = 64
+RUNS_STATES = 1 << 16
 
 _PATTERNS = {"R": "whole", "KR": "rows", "RK": "columns", "KRK": "krk", "RKR": "rkr", "": "whole"}
 
@@ -409,6 +442,13 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
         # compensated column loop of 48 to 60 lanes, read (n, 2, 3) over
         # (0, 2) at 0.3-0.5x the parts family's speed; complex64 1.5-4x faster
         block = _block(merged, fold=not (pairs and itemsize == 16))
+    if block is None and family == "outer" and seq.endswith("R"):
+        # Short runs under a kept dim far from them ((k, m, 16)[..., :3]
+        # over (1, 2)): the column loop had made the kept dim its columns,
+        # a value every 16 a row.  The runs as columns instead: a block of
+        # a run's width at every offset of the kept dims, each walking its
+        # own rows (see RUNS_ROWS).
+        block = _runs_block(merged, count, nout)
     plan = Plan(
         pattern, family, kept, reduced, count, nout, out_shape, span, base, params, folded,
         run_step, fallback, group, permute, block,
@@ -461,6 +501,37 @@ def _block(merged, fold=True):
     # chain of merges in a row, each waiting on the last, took 4 ns each.
     place = sum(index[d] * s for d, (_, s, o) in enumerate(inner) if o is None)
     src = np.lexsort((dest, place))
+    pairs = np.ascontiguousarray(np.stack([src, dest[src]]), dtype=np.int64)
+    pairs.flags.writeable = False
+    return columns, pairs
+
+
+def _runs_block(merged, count, nout):
+    """``Plan.block`` for merged dims whose innermost, reduced, is a short run; or None.
+
+    The run becomes a kept dim, so the block's plan ("columns") has a
+    state per value of the run at every offset of the kept dims; each
+    state merges into its output's, as :func:`_block`'s do.  None where
+    that measured slower (see RUNS_ROWS).
+    """
+    width, stride, _ = merged[-1]
+    if count < RUNS_VALUES:  # (empty runs too)
+        return None
+    rows = count // width
+    if rows < RUNS_ROWS or nout * width > RUNS_STATES:
+        return None
+    dims = list(merged[:-1]) + [(width, stride, 0)]  # (the run's out stride is unused)
+    columns = make_plan(tuple(d[0] for d in dims), tuple(d[1] for d in dims), 1,
+                        tuple(i for i, d in enumerate(dims) if d[2] is None), False)
+    if nout > RUNS_FEW and (rows < RUNS_ROWS_GROUPED if columns.group > 1
+                            else width < RUNS_WIDE or rows < RUNS_ROWS_MANY):
+        return None
+    kept = [d for d in dims if d[2] is not None]
+    index = np.indices(tuple(d[0] for d in kept)).reshape(len(kept), -1)
+    dest = np.zeros(index.shape[1], np.int64)
+    for k, (_, _, o) in enumerate(kept[:-1]):
+        dest += index[k] * o
+    src = np.lexsort((dest, index[-1]))  # merges one after another to different outputs
     pairs = np.ascontiguousarray(np.stack([src, dest[src]]), dtype=np.int64)
     pairs.flags.writeable = False
     return columns, pairs
