@@ -33,8 +33,8 @@ def test_which_plans_sum_their_blocks_columns():
     assert not blocks.applies(_plan(a, 0))  # no reduced dim inside it
     gap = _plan(a[:, :, :2], (0, 2))  # a gap in it: summed as its runs' columns instead
     assert blocks.applies(gap) and gap.block[0].group == 2
-    rev = _plan(a[:, ::-1], (0, 2))  # a kept dim read backwards: by its runs' columns too
-    assert blocks.applies(rev) and rev.block[0].kept[-1][:2] == (3, 1)
+    rev = _plan(a[:, ::-1], (0, 2))  # a kept dim read backwards: read forwards, the block
+    assert blocks.applies(rev) and rev.flipped == (0,) and rev.block[0].kept == ((6, 1, 1),)
     runs = np.zeros((plan.BLOCK_MIN_RUNS // 32, 64), np.float32)[:, :48]
     assert not blocks.applies(_plan(runs, None))  # nothing kept
     big = plan.BLOCK_VALUES // 2 + 1

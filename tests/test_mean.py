@@ -1387,6 +1387,59 @@ def test_kept_dims_out_of_memory_order_come_out_in_the_results_order(name, shape
     assert np.array_equal(states.finish(st, count, v.dtype, wide), want)
 
 
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "uint8", "float16", "bfloat16",
+                                  "complex64", "complex128"])
+@pytest.mark.parametrize("shape, view, axis", [
+    ((64, 256), np.s_[:, ::-1], 0),
+    ((3000, 600), np.s_[:, ::-1], 0),  # in parallel
+    ((8, 100, 64), np.s_[..., ::-1], 0),  # two kept dims, the inner one backwards
+    ((8, 100, 64), np.s_[::-1, :, ::-1], 1),  # both backwards
+    ((40, 64, 30), "T", 1),  # backwards and out of memory order
+    ((3000, 2, 16), "T", 2),  # ... and merged in memory order (plan.Plan.permute)
+])
+def test_kept_dims_read_backwards_come_out_in_the_results_order(name, shape, view, axis):
+    # Columns read backwards are read forwards, their means written
+    # backwards and reversed into the result (plan.Plan.flipped): by mean,
+    # keepdims, out= and a repeated call, by reduce_mean and by the states
+    # that reducemean.dask adds up, laid out as numpy's, against exact means.
+    from reducemean import states
+    from reducemean.plan import normalize_axis, plan_for
+
+    dt = resolve(name)
+    rng = np.random.default_rng(zlib.crc32(f"flip{name}{shape}{view}{axis}".encode()))
+    top = 50 if dt.itemsize == 2 else 100 if dt.kind == "u" else 1000
+    x = rng.integers(0 if dt.kind == "u" else -top, top, shape)
+    if dt.kind == "c":
+        x = x + 1j * rng.integers(-top, top, shape)
+    x = x.astype(dt)
+    v = x[:, :, ::-1].T if view == "T" else x[view]
+    if dt == np.float32:  # the case takes the path
+        assert plan_for(v.shape, v.strides, 4, normalize_axis(axis, v.ndim), False).flipped
+    _check_integer_valued_mean(v, axis)
+    _check_integer_valued_mean(v, axis)  # the memo's call
+    ref = np.mean(v, axis=axis, keepdims=True)
+    got = reducemean.mean(v, axis=axis, keepdims=True)
+    assert got.shape == ref.shape
+    if view != "T" or shape[1] == 2:  # (kept dims that neither merge nor group in
+        # memory order keep the result's order); numpy's length-1 strides are its own
+        assert [st for st, n in zip(got.strides, got.shape) if n > 1] == [
+            st for st, n in zip(ref.strides, ref.shape) if n > 1]
+    assert np.array_equal(got, reducemean.mean(v, axis=axis).reshape(ref.shape))
+    wide = np.complex128 if dt.kind == "c" else np.float64
+    want = _exact_means(v.real, axis) + (1j * _exact_means(v.imag, axis) if dt.kind == "c" else 0)
+    out = np.empty(want.shape, wide)
+    assert reducemean.mean(v, axis=axis, out=out) is out
+    assert np.array_equal(out, want)
+    out_f = np.asfortranarray(np.empty(want.shape, wide))
+    assert reducemean.mean(v, axis=axis, out=out_f) is out_f
+    assert np.array_equal(out_f, want)
+    if dt.kind == "f":  # reduce_mean keeps the input's type (and takes no complex)
+        r = reducemean.reduce_mean(v, axes=[axis], keepdims=0)
+        assert np.array_equal(r, reducemean.mean(v, axis=axis))
+    st, count = states.partial(v, axis, keepdims=False, result_dtype=wide)
+    assert np.array_equal(states.finish(st, count, v.dtype, wide), want)
+
+
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("rows", [8, 600])  # 600: big enough to run in parallel
 def test_strided_complex_columns_match_exact_means(dtype, rows):

@@ -192,7 +192,8 @@ def test_every_second_complex_column_is_one_kept_dim_of_both_parts(shape, view, 
     (np.float32, np.s_[:, :, :1], 0, ((144, 22, 1),), None),  # single columns
     (np.float32, np.s_[:, :, :7], 1, ((18, 3168, 7), (7, 1, 1)), None),  # between, too far apart
     (np.float32, np.s_[::-1, :, :7], 0, ((144 * 7, 22, 1),), 7),  # rows backwards: read forwards
-    (np.float32, np.s_[:, ::-1, :7], 0, ((7, 1, 1), (144, -22, 7)), None),  # groups backwards
+    # groups backwards: read forwards (Plan.flipped), and grouped
+    (np.float32, np.s_[:, ::-1, :7], 0, ((144 * 7, 22, 1),), 7),
 ])
 def test_narrow_column_groups_are_one_kept_dim(dtype, view, axes, kept, group):
     # Narrow contiguous columns at many offsets of the next kept dim, their
@@ -304,6 +305,23 @@ def test_kept_dims_out_of_memory_order_are_planned_in_it(shape, axes, kept, perm
     assert tuple(mem[k] for k in order) == p.out_shape
     q = _plan(x, (axes,))  # in order already: never permuted
     assert q.permute is None
+
+
+def test_columns_read_backwards_are_read_forwards():
+    # from FLIP_MIN values and FLIP_ROWS rows; the means are written
+    # backwards, and reversed into the result (Plan.flipped)
+    x = np.empty((64, 64), np.float32)
+    p = _plan(x[:, ::-1], (0,))
+    assert p.flipped == (0,) and p.kept == ((64, 1, 1),) and p.permute == ((64,), (0,))
+    assert p.params[0] == 0  # the first value read is the lowest address
+    assert not _plan(x[:16, ::-1], (0,)).flipped  # 1024 values
+    assert not _plan(np.empty((2, 4096), np.float32)[:, ::-1], (0,)).flipped  # two rows
+    assert _plan(np.empty((4, 4096), np.float32)[:, ::-1], (0,)).flipped == (0,)
+    assert not _plan(x[::-1], (1,)).flipped  # a reduced dim backwards: read forwards anyway
+    q = _plan(np.empty((8, 100, 64), np.float32)[::-1, :, ::-1], (1,))
+    assert q.flipped == (0, 1) and all(s > 0 for _, s, _ in q.kept)
+    c = _plan(np.empty((64, 64), np.complex64)[:, ::-1], (0,), pairs=True)
+    assert c.flipped == (0,) and c.kept == ((128, 1, 1),)  # both parts, one block
 
 
 def test_kept_dims_out_of_order_that_gain_nothing_keep_it_and_complex_permute():

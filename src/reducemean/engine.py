@@ -61,7 +61,7 @@ def reduce_into(a, plan, entry, result, stacklevel=3):
         return result
     if plan.permute is not None:  # the kept dims in their memory order, then transposed
         shape, order = plan.permute
-        mem = _in_memory_order(a, plan, entry, result.dtype)
+        mem = forwards(_in_memory_order(a, plan, entry, result.dtype), plan)
         permute_into(result.reshape(tuple(shape[k] for k in order)), mem, order)
         return result
     _reduce_flat(a, plan, entry, result.reshape(-1))
@@ -80,7 +80,22 @@ def reduce_new(a, plan, entry, rd, stacklevel=3):
     if plan.permute is None or not plan.count or not plan.nout:
         return reduce_into(a, plan, entry, np.empty(plan.out_shape, rd), stacklevel + 1)
     order = plan.permute[1]
-    return _in_memory_order(a, plan, entry, rd).transpose(order).reshape(plan.out_shape)
+    mem = _in_memory_order(a, plan, entry, rd)
+    if plan.flipped:  # numpy's result has no negative strides: the reversal is copied
+        mem = np.ascontiguousarray(forwards(mem, plan))
+    return mem.transpose(order).reshape(plan.out_shape)
+
+
+def forwards(mem, plan):
+    """A permuted plan's means ``mem`` with the axes it wrote backwards reversed (a view)."""
+    if not plan.flipped:
+        return mem
+    return mem[reverser(plan.flipped, mem.ndim)]
+
+
+def reverser(flipped, ndim):
+    """The index that reverses axes ``flipped`` of an ``ndim``-dimensional array."""
+    return tuple(slice(None, None, -1) if k in flipped else slice(None) for k in range(ndim))
 
 
 def _in_memory_order(a, plan, entry, rd):
@@ -229,4 +244,5 @@ def supported_result(dtype, entry):
 __all__ = [
     "native", "storage_view", "get_plan", "reduce_into", "reduce_new", "run", "redo_out_of_range",
     "out_of_range", "supported_result", "entry_for", "writes_bits", "summed_by", "permute_into",
+    "forwards", "reverser",
 ]

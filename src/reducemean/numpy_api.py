@@ -10,7 +10,7 @@ from . import launch, states
 from .dispatch import entry_for
 from .engine import (
     EMPTY_SLICE, complex_nonfinite_as_numpy, get_plan, native, out_of_range, redo_out_of_range,
-    reduce_into, reduce_new, summed_by, supported_result, writes_bits,
+    reduce_into, reduce_new, reverser, summed_by, supported_result, writes_bits,
 )
 from .numerics import scaled_token
 from .plan import normalize_axis
@@ -280,6 +280,12 @@ def _transposer(plan):
     """``res -> the result`` for a permuted plan's flat means, in their memory order."""
     mem, order = plan.permute
     out_shape = plan.out_shape
+    if plan.flipped:  # as engine.reduce_new: the reversal copied
+        if len(mem) == 1:  # one kept axis, read backwards: fewer steps
+            return lambda res: res[::-1].copy().reshape(out_shape)
+        index = reverser(plan.flipped, len(mem))
+        copy = np.ascontiguousarray
+        return lambda res: copy(res.reshape(mem)[index]).transpose(order).reshape(out_shape)
     return lambda res: res.reshape(mem).transpose(order).reshape(out_shape)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from . import kernels, launch
 from .dispatch import entry_for
 from .engine import (
-    complex_nonfinite_as_numpy, get_plan, native, permute_into, storage_view, summed_by,
+    complex_nonfinite_as_numpy, forwards, get_plan, native, permute_into, storage_view, summed_by,
 )
 from .plan import normalize_axis
 
@@ -68,7 +68,8 @@ def partial(a, axis=None, keepdims=True, result_dtype=None):
             launch.run(plan, buf, mem.reshape(-1, 2), tok, entry.cost)
         if mem is not states:
             into = tuple(kept[k] for k in order) + inner
-            permute_into(states.reshape(into), mem, order + tuple(range(len(order), mem.ndim)))
+            permute_into(states.reshape(into), forwards(mem, plan),
+                         order + tuple(range(len(order), mem.ndim)))
     return states, plan.count
 
 
