@@ -66,6 +66,17 @@ def _exact_check(x, axes, got, tol=0.5):
             assert ulp_distance(g[idx], w[idx], rd) <= tol, (idx, g[idx], w[idx])
 
 
+def _spread_values(dtype, shape):
+    """Integers in the top half of their type, floats over six decades (bool: either)."""
+    rng = np.random.default_rng(sum(shape))
+    if dtype == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.max // 2, info.max, shape, dtype=dtype, endpoint=True)
+    return (rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3, shape)).astype(dtype)
+
+
 @pytest.mark.parametrize(("shape", "axes"), [
     ((700, 2, 3), (0, 2)),
     ((123, 7, 5), (0, 2)),
@@ -79,18 +90,11 @@ def test_block_means_are_exact(shape, axes, dtype):
     # float64 values spread over many binades, with a cancelling pair in
     # every output, so a column merged into the wrong output or left out, or
     # an uncompensated merge, shows
-    rng = np.random.default_rng(sum(shape))
-    if dtype == np.bool_:
-        x = rng.integers(0, 2, shape).astype(bool)
-    elif np.dtype(dtype).kind in "iu":
-        info = np.iinfo(dtype)
-        x = rng.integers(info.max // 2, info.max, shape, dtype=dtype, endpoint=True)
-    else:
-        x = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3, shape)).astype(dtype)
-        if dtype == np.float64:
-            first = (0,) * x.ndim
-            last = tuple(n - 1 if d in axes else 0 for d, n in enumerate(shape))
-            x[first], x[last] = 1e15, -1e15
+    x = _spread_values(dtype, shape)
+    if dtype == np.float64:
+        first = (0,) * x.ndim
+        last = tuple(n - 1 if d in axes else 0 for d, n in enumerate(shape))
+        x[first], x[last] = 1e15, -1e15
     assert blocks.applies(_plan(x, axes))
     got = reducemean.mean(x, axis=axes)
     _exact_check(x, axes, got, 1 if dtype == np.float16 else 0.5)
@@ -295,14 +299,7 @@ def _run_view(shape, view, x):
 def test_short_runs_as_columns_give_exact_means(shape, view, axes, dtype):
     # values as in test_block_means_are_exact: a state merged into the
     # wrong output, or left out, shows
-    rng = np.random.default_rng(sum(shape))
-    if dtype == np.bool_:
-        x = rng.integers(0, 2, shape).astype(bool)
-    elif np.dtype(dtype).kind in "iu":
-        info = np.iinfo(dtype)
-        x = rng.integers(info.max // 2, info.max, shape, dtype=dtype, endpoint=True)
-    else:
-        x = (rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3, shape)).astype(dtype)
+    x = _spread_values(dtype, shape)
     v = _run_view(shape, view, x)
     if dtype == np.float64:  # a cancelling pair in the first output
         first = (0,) * v.ndim

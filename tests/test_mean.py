@@ -1293,6 +1293,36 @@ def _exact_means(a, axis):
     return np.array([int(s) / count for s in sums.ravel()]).reshape(sums.shape)
 
 
+def _small_integers(dt, shape, seed):
+    """Integer values of ``dt`` small enough for exact sums in any type (complex: both parts)."""
+    rng = np.random.default_rng(zlib.crc32(seed.encode()))
+    top = 50 if dt.itemsize == 2 else 100 if dt.kind == "u" else 1000
+    x = rng.integers(0 if dt.kind == "u" else -top, top, shape)
+    if dt.kind == "c":
+        x = x + 1j * rng.integers(-top, top, shape)
+    return x.astype(dt)
+
+
+def _check_other_paths(v, axis):
+    """Exact float64 means of integer-valued ``v`` (complex128 for complex) into C- and
+    Fortran-ordered ``out``, and by the states reducemean.dask adds up; reduce_mean's
+    result, in the input's float type, equal to mean's."""
+    from reducemean import states
+
+    wide = np.complex128 if v.dtype.kind == "c" else np.float64
+    want = _exact_means(v.real, axis)
+    if v.dtype.kind == "c":
+        want = want + 1j * _exact_means(v.imag, axis)
+    for out in (np.empty(want.shape, wide), np.asfortranarray(np.empty(want.shape, wide))):
+        assert reducemean.mean(v, axis=axis, out=out) is out
+        assert np.array_equal(out, want)
+    if v.dtype.kind == "f":  # reduce_mean keeps the input's type (and takes no complex)
+        r = reducemean.reduce_mean(v, axes=[axis], keepdims=0)
+        assert np.array_equal(r, reducemean.mean(v, axis=axis))
+    st, count = states.partial(v, axis, keepdims=False, result_dtype=wide)
+    assert np.array_equal(states.finish(st, count, v.dtype, wide), want)
+
+
 def _check_integer_valued_mean(a, axis):
     """reducemean.mean of integer-valued ``a`` against exact means: numpy's dtype and shape,
     values within one unit in the last place of the result type (float64: equal)."""
@@ -1359,15 +1389,8 @@ def test_kept_dims_out_of_memory_order_come_out_in_the_results_order(name, shape
     # means transposed into the result's (plan.Plan.permute), by mean,
     # keepdims and out= included, by reduce_mean and by the states that
     # reducemean.dask adds up: against exact means.
-    from reducemean import states
-
     dt = resolve(name)
-    rng = np.random.default_rng(zlib.crc32(f"perm{name}{shape}{axis}".encode()))
-    top = 50 if dt.itemsize == 2 else 100 if dt.kind == "u" else 1000
-    x = rng.integers(0 if dt.kind == "u" else -top, top, shape)
-    if dt.kind == "c":
-        x = x + 1j * rng.integers(-top, top, shape)
-    x = x.astype(dt)
+    x = _small_integers(dt, shape, f"perm{name}{shape}{axis}")
     v = x.T
     ax = x.ndim - 1 - axis
     _check_integer_valued_mean(v, ax)
@@ -1375,16 +1398,7 @@ def test_kept_dims_out_of_memory_order_come_out_in_the_results_order(name, shape
     got = reducemean.mean(v, axis=ax, keepdims=True)
     assert got.shape == ref.shape
     assert np.array_equal(got, reducemean.mean(v, axis=ax).reshape(ref.shape))
-    wide = np.complex128 if dt.kind == "c" else np.float64
-    want = _exact_means(v.real, ax) + (1j * _exact_means(v.imag, ax) if dt.kind == "c" else 0)
-    out = np.empty(ref.shape[:ax] + ref.shape[ax + 1:], wide)
-    assert reducemean.mean(v, axis=ax, out=out) is out
-    assert np.array_equal(out, want)
-    if dt.kind == "f":  # reduce_mean keeps the input's type (and takes no complex)
-        r = reducemean.reduce_mean(v, axes=[ax], keepdims=0)
-        assert np.array_equal(r, reducemean.mean(v, axis=ax))
-    st, count = states.partial(v, ax, keepdims=False, result_dtype=wide)
-    assert np.array_equal(states.finish(st, count, v.dtype, wide), want)
+    _check_other_paths(v, ax)
 
 
 @pytest.mark.parametrize("name", ["float32", "float64", "int32", "uint8", "float16", "bfloat16",
@@ -1402,16 +1416,10 @@ def test_kept_dims_read_backwards_come_out_in_the_results_order(name, shape, vie
     # backwards and reversed into the result (plan.Plan.flipped): by mean,
     # keepdims, out= and a repeated call, by reduce_mean and by the states
     # that reducemean.dask adds up, laid out as numpy's, against exact means.
-    from reducemean import states
     from reducemean.plan import normalize_axis, plan_for
 
     dt = resolve(name)
-    rng = np.random.default_rng(zlib.crc32(f"flip{name}{shape}{view}{axis}".encode()))
-    top = 50 if dt.itemsize == 2 else 100 if dt.kind == "u" else 1000
-    x = rng.integers(0 if dt.kind == "u" else -top, top, shape)
-    if dt.kind == "c":
-        x = x + 1j * rng.integers(-top, top, shape)
-    x = x.astype(dt)
+    x = _small_integers(dt, shape, f"flip{name}{shape}{view}{axis}")
     v = x[:, :, ::-1].T if view == "T" else x[view]
     if dt == np.float32:  # the case takes the path
         assert plan_for(v.shape, v.strides, 4, normalize_axis(axis, v.ndim), False).flipped
@@ -1425,19 +1433,7 @@ def test_kept_dims_read_backwards_come_out_in_the_results_order(name, shape, vie
         assert [st for st, n in zip(got.strides, got.shape) if n > 1] == [
             st for st, n in zip(ref.strides, ref.shape) if n > 1]
     assert np.array_equal(got, reducemean.mean(v, axis=axis).reshape(ref.shape))
-    wide = np.complex128 if dt.kind == "c" else np.float64
-    want = _exact_means(v.real, axis) + (1j * _exact_means(v.imag, axis) if dt.kind == "c" else 0)
-    out = np.empty(want.shape, wide)
-    assert reducemean.mean(v, axis=axis, out=out) is out
-    assert np.array_equal(out, want)
-    out_f = np.asfortranarray(np.empty(want.shape, wide))
-    assert reducemean.mean(v, axis=axis, out=out_f) is out_f
-    assert np.array_equal(out_f, want)
-    if dt.kind == "f":  # reduce_mean keeps the input's type (and takes no complex)
-        r = reducemean.reduce_mean(v, axes=[axis], keepdims=0)
-        assert np.array_equal(r, reducemean.mean(v, axis=axis))
-    st, count = states.partial(v, axis, keepdims=False, result_dtype=wide)
-    assert np.array_equal(states.finish(st, count, v.dtype, wide), want)
+    _check_other_paths(v, axis)
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])

@@ -153,9 +153,10 @@ BLOCK_RUN = 64
 #: RUNS_ROWS runs and RUNS_VALUES values an output; with more than
 #: RUNS_FEW outputs only runs of RUNS_WIDE values or more, from
 #: RUNS_ROWS_MANY runs, or runs whose columns group (their plan's superset
-#: loop) from RUNS_ROWS_GROUPED runs.  Old and new alternating through numpy_api's memo,
-#: (k, m, 16)[..., :w] over (1, 2), k outputs of m runs (float32, float64,
-#: int32, and where named float16, bfloat16, uint8, bool, int64):
+#: loop) from RUNS_ROWS_GROUPED runs.  Old and new alternating through
+#: numpy_api's memo, (k, m, 16)[..., :w] over (1, 2), k outputs of m runs
+#: (float32, float64, int32, and where named float16, bfloat16, uint8,
+#: bool, int64):
 #:   - up to 64 outputs, from 256 values: w = 12, 1.05-1.5x faster at 32
 #:     runs (five types; float16 up to 3x), 1.5-12x from 64 runs; w = 5 and
 #:     7 1.5-2x from 64 runs; w = 3 1.2-5.7x from 128 runs (float16 0.94x
@@ -297,6 +298,9 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
     transposed array over its last axis read 1.5 GB/s, 15x numpy's time.
     So a column plan of PERMUTE_MIN values or more whose kept dims come
     out fewer, or grouped, in their memory order is made in that order.
+    With ``flip_kept`` the kept dims read backwards are read forwards too,
+    their means written backwards (``Plan.flipped``), as a plan whose
+    columns are read backwards is made (see FLIP_MIN).
     """
     ndim = len(shape)
     if any(s % itemsize for s in strides):
