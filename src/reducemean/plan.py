@@ -534,10 +534,18 @@ def _block(merged, fold=True):
     # that merges one after another go to different outputs: one output's
     # chain of merges in a row, each waiting on the last, took 4 ns each.
     place = sum(index[d] * s for d, (_, s, o) in enumerate(inner) if o is None)
+    return columns, _merge_order(dest, place)
+
+
+def _merge_order(dest, place):
+    """``Plan.block``'s pairs: column ``j`` into output ``dest[j]``, by ``place``, then output.
+
+    Merges one after another so go to different outputs.
+    """
     src = np.lexsort((dest, place))
     pairs = np.ascontiguousarray(np.stack([src, dest[src]]), dtype=np.int64)
     pairs.flags.writeable = False
-    return columns, pairs
+    return pairs
 
 
 def _runs_block(merged, count, nout):
@@ -565,10 +573,7 @@ def _runs_block(merged, count, nout):
     dest = np.zeros(index.shape[1], np.int64)
     for k, (_, _, o) in enumerate(kept[:-1]):
         dest += index[k] * o
-    src = np.lexsort((dest, index[-1]))  # merges one after another to different outputs
-    pairs = np.ascontiguousarray(np.stack([src, dest[src]]), dtype=np.int64)
-    pairs.flags.writeable = False
-    return columns, pairs
+    return columns, _merge_order(dest, index[-1])
 
 
 def _walks_cheaply(w, rows, stride, span, size):
