@@ -620,6 +620,37 @@ def test_tall_narrow_columns_past_l2_read_eight_spread_rows_a_pass(spy):
     assert np.array_equal(got, a.astype(np.int64).sum(axis=0) / a.shape[0])
 
 
+def test_column_rows_over_two_reduced_dims_keep_every_row():
+    # Rows of a column block that span two reduced dims that do not merge
+    # ((k, m + 1, w)[:, :m] over (0, 1)), each row's offset found from its
+    # flat index (kernels._reduced_offset): inner extents under and over
+    # the eight rows a pass, narrow blocks in L2 (eight spread rows a
+    # pass), wide ones (eight adjacent), narrow ones past L2 at many outer
+    # offsets (one row at a time), pieces of the rows per thread, and short
+    # runs summed as columns.  Serially and in parallel, every output
+    # against its exact sum.
+    rng = np.random.default_rng(13)
+    views = [
+        (lambda b: b[:, :3], (37, 4, 20), (0, 1)),
+        (lambda b: b[:, :11], (29, 12, 600), (0, 1)),
+        (lambda b: b[:, :3], (70, 4, 520), (0, 1)),
+        (lambda b: b[:, :, :32], (8, 128, 33, 64), (1, 2)),
+        (lambda b: b[:, :6], (8 * 300 + 5, 7, 100), (0, 1)),
+        (lambda b: b[:, :, ::16, :5], (14, 17, 1000, 16), (0, 2, 3)),
+    ]
+    for view, shape, axes in views:
+        for dt in (np.float32, np.float64, np.int32, np.uint8, np.float16):
+            x = view(rng.integers(0, 100, shape).astype(dt))
+            plan = plan_for(x.shape, x.strides, x.itemsize, axes, False)
+            assert len((plan.block[0] if plan.block else plan).reduced) == 2, (shape, dt)
+            exact_sums = x.astype(np.int64).sum(axis=axes)
+            n = x.size // exact_sums.size
+            for serial in (False, True):
+                with launch.serial_only() if serial else contextlib.nullcontext():
+                    got = reducemean.mean(x, axis=axes)
+                assert _within_one_ulp(got, exact_sums.astype(np.float64), n), (shape, dt, serial)
+
+
 def test_wide_rows_end_to_end_read_eight_spread_rows_a_pass():
     # Whole rows under SPREAD_ROW bytes that lie end to end (NCHW over axis
     # 1, a tall 2-D input; serial, in tasks and in pieces) are read eight a
