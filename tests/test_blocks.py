@@ -51,6 +51,13 @@ def test_which_plans_sum_their_blocks_columns():
     assert not blocks.applies(_plan(c[: fold.FOLD_MIN // 4], (0, 2)))
     assert not blocks.applies(_plan(c.astype(np.complex128), (0, 2)))  # not by the float64 fold
     assert blocks.applies(_plan(np.zeros((3000, 4, 8), np.complex128), (0, 2)))
+    # every second value: the block at a step of 2 (the column loop's superset)
+    krk = _plan(np.zeros((N, 2, 3, 8), np.float32)[..., ::2], (0, 2))
+    assert blocks.applies(krk) and krk.block[0].kept == ((24, 2, 1),)
+    assert not blocks.applies(_plan(np.zeros((N, 2, 3, 12), np.float32)[..., ::3], (0, 2)))
+    step2 = _plan(np.zeros((runs, 4, 32), np.float32)[..., ::2], (0, 2))
+    assert blocks.applies(step2) and step2.block[0].kept == ((64, 2, 1),)
+    assert not blocks.applies(_plan(np.zeros((runs // 2, 4, 32), np.float32)[..., ::2], (0, 2)))
 
 
 def _exact_check(x, axes, got, tol=0.5):
@@ -100,6 +107,32 @@ def test_block_means_are_exact(shape, axes, dtype):
     _exact_check(x, axes, got, 1 if dtype == np.float16 else 0.5)
     with launch.serial_only():
         assert np.array_equal(reducemean.mean(x, axis=axes), got)
+
+
+@pytest.mark.parametrize(("shape", "view", "axes"), [
+    ((180, 3, 2, 8), np.s_[..., ::2], (0, 2)),  # R K R K
+    ((180, 3, 2, 8), np.s_[..., 1::2], (0, 2)),
+    ((4400, 5, 12), np.s_[..., ::2], (0, 2)),  # R K R: runs of every second value
+    ((4400, 5, 12), np.s_[::-1, :, ::-2], (0, 2)),  # read backwards
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64, np.uint8,
+                                   np.float16, np.bool_])
+def test_blocks_of_every_second_value_give_exact_means(shape, view, axes, dtype):
+    # The block's columns at a step of 2, summed with the values between
+    # them (the column loop's superset); those must not reach any output.
+    # float64 with a cancelling pair in every output, as above.
+    x = _spread_values(dtype, shape)
+    if dtype == np.float64:
+        x[..., 1::2] = 1e300  # between the columns of the first two views
+        x[0, ..., 0], x[-1, ..., -2] = 1e15, -1e15
+        x[0, ..., 1], x[-1, ..., -1] = 1e15, -1e15
+    v = x[view]
+    assert blocks.applies(_plan(v, axes))
+    got = reducemean.mean(v, axis=axes)
+    _exact_check(v, axes, got, 1 if dtype == np.float16 else 0.5)
+    with launch.serial_only():
+        assert np.array_equal(reducemean.mean(v, axis=axes), got)
+    assert np.array_equal(reducemean.mean(v, axis=axes, keepdims=True).squeeze(axes), got)
 
 
 def test_kept_dims_in_another_order_than_memory():

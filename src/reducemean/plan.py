@@ -509,22 +509,28 @@ def _block(merged, fold=True):
     plan summed m columns w apart, one pass of the reduced rows for every
     few values: (4M, 2, 3) float32 read about 1 GB/s.  Every value of the
     block is read once, so the superset reads nothing the view does not.
+    A block of every second value (innermost stride 2, each outer stride
+    twice the size inside it) is read as columns two apart, which the
+    column loop sums with the values between them, in the same cache
+    lines: (n, m, k, w)[..., ::2] over (0, 2) had summed m blocks of w
+    columns at every row of two reduced dims, 1.4-27x slower.
     With ``fold`` False, columns the fold would sum keep the plain plan.
     """
     kept = [k for k, (_, _, o) in enumerate(merged) if o is not None]
     if not kept:  # a whole reduction
         return None
     inner, outer = merged[kept[0]:], merged[:kept[0]]
+    step = 2 if inner[-1][1] == 2 else 1
     size = 1
     for e, s, _ in reversed(inner):
-        if s != size:
+        if s != step * size:
             return None
         size *= e
     rows = prod(e for e, _, _ in outer)
     if rows < BLOCK_ROWS or size > BLOCK_VALUES or all(o is not None for _, _, o in inner):
         return None
     shape = tuple(e for e, _, _ in outer) + (size,)
-    strides = tuple(s for _, s, _ in outer) + (1,)
+    strides = tuple(s for _, s, _ in outer) + (step,)
     columns = make_plan(shape, strides, 1, tuple(range(len(outer))), False)
     if columns.folded and not fold:
         return None
