@@ -299,6 +299,18 @@ def test_which_plans_sum_short_runs_as_columns():
     p = _plan(grouped, (1, 2))
     assert blocks.applies(p) and p.block[0].group == 5
     assert not blocks.applies(_plan(grouped[:, :52], (1, 2)))
+    # runs a few values apart along the reduced dim right above them: that
+    # dim's places as groups of the runs' columns, from RUNS_GROUP_ROWS rows
+    rows = plan.RUNS_GROUP_ROWS
+    p = _plan(_runs((8, rows, 17, 12), np.s_[:, :, :16, :4]), (1, 2, 3))
+    assert blocks.applies(p) and p.block[0].group == 4 and p.block[0].kept[-1][:2] == (64, 12)
+    assert p.block[0].reduced == ((rows, 17 * 12),)
+    p = _plan(_runs((8, rows - 1, 17, 12), np.s_[:, :, :16, :4]), (1, 2, 3))
+    assert blocks.applies(p) and p.block[0].group == 1  # the runs' columns alone
+    p = _plan(_runs((plan.RUNS_FEW + 1, 64, 17, 12), np.s_[:, :, :16, :8]), (1, 2, 3))
+    assert blocks.applies(p) and p.block[0].kept[-1][:2] == (8, 1)
+    p = _plan(_runs((8, rows, 17, 20), np.s_[:, :, :16, :4]), (1, 2, 3))  # too far apart
+    assert blocks.applies(p) and p.block[0].group == 1
     # at most RUNS_STATES column states
     assert not blocks.applies(_plan(_runs((8192, 32, 16), np.s_[..., :12]), (1, 2)))
     assert blocks.applies(_plan(_runs((5000, 256, 16), np.s_[..., :12]), (1, 2)))
@@ -315,6 +327,8 @@ _RUN_VIEWS = [
     ((3, 4, 50, 16), np.s_[..., :9], (2, 3)),  # two kept dims
     ((3, 50, 4, 16), "T", (2, 3)),  # kept dims out of memory order
     ((64, 7, 10), "grouped", (1, 2)),
+    ((4, 12, 17, 12), np.s_[:, :, :16, :4], (1, 2, 3)),  # runs as groups (RUNS_GROUP_ROWS)
+    ((4, 12, 33, 6), np.s_[::-1, :, ::2, 3::-1], (1, 2, 3)),  # ... of every second run, reversed
 ]
 
 
