@@ -303,16 +303,16 @@ def _runs_apart(x, k):
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 17, 100, 1001])
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 17, 100, 256, 259, 1001])
 def test_complex_rows_sum_both_parts_in_one_pass(dtype, n):
     # Contiguous complex rows are read once for both parts (numerics.run_parts):
     # vector lanes whose parity is the part, blocks of four float64 and a last
     # odd value for complex128.  Strided complex128 rows are too
     # (run_parts_strided): a pair per value, two pairs a vector; and
-    # strided complex64 rows under PARTS_F_ONE_PASS values.  Each part
-    # of each row has its own offset and a cancelling pair, so a value given
-    # to the wrong part or row, skipped, or added without compensation
-    # (complex128) shows.
+    # strided complex64 rows, two sums a part under PARTS_F_ONE_PASS
+    # values and four from there.  Each part of each row has its own offset
+    # and a cancelling pair, so a value given to the wrong part or row,
+    # skipped, or added without compensation (complex128) shows.
     rows = 6
     rng = np.random.default_rng(n)
     part = np.float32 if dtype == np.complex64 else np.float64

@@ -1268,11 +1268,37 @@ def _parts_strided_vec(buf, off, n, stride, tok):
 
 
 #: Complex64 strided runs shorter than this are summed in one pass of both
-#: parts (_parts_f_strided_call); longer ones part by part, in the strided
-#: lanes of float32 runs.  Measured on rows of every third value against
-#: part by part: one pass 1.2-2.1x faster for 8 to 256 values a row, but
-#: 1.05x at 512 and a 143-row input of 398 values 0.90x.
+#: parts, two sums a part (_parts_f_strided_call); longer ones in one pass
+#: of four sums a part.  Measured on rows of every third value against
+#: part by part: one pass of two sums 1.2-2.1x faster for 8 to 256 values
+#: a row, but 1.05x at 512 and a 143-row input of 398 values 0.90x; of
+#: four sums, against part by part (old and new alternating), 1.05-1.48x
+#: from 256 values ((143, 398), (143, 1194), (300, 300) every fifth value,
+#: (5, 100000)), and no faster than two sums below (0.55x at 8 values).
 PARTS_F_ONE_PASS = 256
+
+
+@register_jitable
+def _parts_f_strided_four(buf, off, n, stride, tok):
+    # four sums a part: each sum's chain of dependent adds, not the loads,
+    # bounded the loop of two
+    r0 = r1 = r2 = r3 = i0 = i1 = i2 = i3 = 0.0
+    k = off
+    for _ in range(n // 4):
+        r0 += widen(buf[np.uint64(k)], tok)
+        i0 += widen(buf[np.uint64(k + 1)], tok)
+        r1 += widen(buf[np.uint64(k + stride)], tok)
+        i1 += widen(buf[np.uint64(k + stride + 1)], tok)
+        r2 += widen(buf[np.uint64(k + 2 * stride)], tok)
+        i2 += widen(buf[np.uint64(k + 2 * stride + 1)], tok)
+        r3 += widen(buf[np.uint64(k + 3 * stride)], tok)
+        i3 += widen(buf[np.uint64(k + 3 * stride + 1)], tok)
+        k += 4 * stride
+    for _ in range(n & 3):
+        r0 += widen(buf[np.uint64(k)], tok)
+        i0 += widen(buf[np.uint64(k + 1)], tok)
+        k += stride
+    return (r0 + r1) + (r2 + r3), 0.0, (i0 + i1) + (i2 + i3), 0.0
 
 
 # complex64 strided: both parts in one pass, two float64 sums each.
@@ -1284,7 +1310,7 @@ PARTS_F_ONE_PASS = 256
 @register_jitable
 def _parts_f_strided_call(buf, off, n, stride, tok):
     if n >= PARTS_F_ONE_PASS:
-        return _parts_strided_apart(buf, off, n, stride, tok)
+        return _parts_f_strided_four(buf, off, n, stride, tok)
     r0 = r1 = i0 = i1 = 0.0
     k = off
     for _ in range(n // 2):
