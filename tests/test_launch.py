@@ -282,6 +282,57 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
             assert ulp_distance(got[o], Fraction(int(sums[o]), run), rtype) <= 0.5, (run, o)
 
 
+@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32"])
+@pytest.mark.parametrize("run", [2, 3, 4, 8])
+def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
+    # Rows of 4 and 8 values of these types are summed four rows to a
+    # vector, 64 rows a step, and the rows left one by one; int32 rows are
+    # summed in float64 (numerics.short_add).  Row counts that leave a
+    # tail, serially and in tasks (whose ranges start anywhere), values
+    # across many binades (float64 sums them exactly), int32 sums past
+    # 2**32 and non-finite rows, against exact sums and means.
+    dtype = BFLOAT16 if name == "bfloat16" else np.dtype(name)
+    if dtype is None:
+        pytest.skip("ml_dtypes is not installed")
+    rng = np.random.default_rng(run)
+    for rows in (67, 64 * 5 + 3, BIG // run + 37):
+        if name == "int32":
+            x = rng.integers(-(2**31), 2**31, (rows, run), endpoint=False).astype(np.int32)
+            x[:3] = np.iinfo(np.int32).max  # sums past 2**32
+            x[3:6] = np.iinfo(np.int32).min
+        else:
+            scale = 2.0 ** rng.integers(-12, 13, (rows, run))
+            x = (rng.standard_normal((rows, run)) * scale).astype(dtype)
+            x[5, 1] = np.nan
+            x[6, 0] = np.inf
+            x[7, :2] = [np.inf, -np.inf]
+            x[rows - 2, run - 1] = -np.inf
+        got = reducemean.mean(x, axis=1)
+        kernel = f"short_serial_{run}"
+        assert spy[-1] in (kernel, kernel + " in tasks")
+        sums = x.astype(np.float64).sum(axis=1)  # exact: at most 51 bits apart
+        if name == "int32":
+            assert np.array_equal(sums, x.astype(np.int64).sum(axis=1))
+            assert np.array_equal(got, sums / run)  # one rounding of the exact quotient
+            trunc = reducemean.reduce_mean(x, axes=[1], keepdims=0)
+            whole = x.astype(np.int64).sum(axis=1)
+            assert np.array_equal(trunc, np.sign(whole) * (np.abs(whole) // run))
+            narrow = reducemean.mean(x, axis=1, dtype=np.float32)
+            assert np.array_equal(narrow, (sums / run).astype(np.float32))
+        else:
+            with np.errstate(invalid="ignore"):
+                exact = sums / run  # within half a float64 ulp of the exact mean
+            finite = np.isfinite(exact)
+            err = np.abs(got[finite].astype(np.float64) - exact[finite])
+            ulp = np.spacing(np.abs(exact[finite]).astype(dtype)).astype(np.float64)
+            assert np.all(err <= ulp), rows  # a misplaced sum is off by far more
+            assert np.isnan(got[[5, 7]].astype(np.float32)).all()
+            assert got[6] == np.inf and got[rows - 2] == -np.inf
+            for o in (0, 1, 63, 64, 66, rows - 1):  # finite rows, by Fractions
+                want = sum(Fraction(float(v)) for v in x[o].astype(np.float64)) / run
+                assert ulp_distance(got[o], want, dtype) <= 1, (rows, o)
+
+
 def test_short_int64_rows_past_2_53_are_redone_exactly_in_tasks(spy):
     # A task's range with an int64 row sum past 2**53 is finished again
     # exactly, row by row (numerics.short_exact); the ranges without one

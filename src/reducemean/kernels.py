@@ -57,9 +57,10 @@ from numba.extending import overload
 from .cacheload import adopt
 from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, opaque_one, plain_f64, run_pair_f64, run_parts,
-    run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_sum, short_exact,
+    run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_sum, SHORT_VEC_STEP,
+    short_add, short_buffer, short_exact, short_state, short_sums, short_vec, short_zero,
     state_arrays, step2_columns, store, store_block, store_short, superset_arrays,
-    superset_columns, superset_keep, wide_int_states, zero_state,
+    superset_columns, superset_keep, wide_int_states, widen, zero_state,
 )
 from .tasks import borrow, call_task, keep
 
@@ -328,9 +329,9 @@ def _short_rows(buf, out, tok, base, lo, hi, run):
     bad = 0
     for o in range(lo, hi):
         k = base + o * run
-        a, b = zero_state(buf, tok)
+        a, b = short_zero(buf, tok)
         for i in range(run):
-            a, b = add_value(a, b, buf, np.uint64(k + i), tok)
+            a, b = short_add(a, b, buf, np.uint64(k + i), tok)
         bad += store_short(out, np.uint64(o), a, b, run, buf, tok)
     return bad
 
@@ -347,9 +348,38 @@ def _short_rows_redo(buf, out, tok, base, lo, hi, run):
     return np.int64(0)
 
 
+def _short_rows_vec(buf, out, tok, base, lo, hi, run):
+    # SHORT_VEC_STEP rows' sums a step, four rows to a vector (short_sums),
+    # then their stores in one loop, which vectorises: float32 rows of 4
+    # 1.9 -> 1.4 ns a row in cache.  The last rows are summed one by one
+    # into the same buffer, so the loop of stores compiles once (a second
+    # copy of the whole row loop for them cost a cold first call 30% more
+    # instructions).
+    sums = short_buffer()
+    bad = 0
+    for o in range(lo, hi, SHORT_VEC_STEP):
+        m = hi - o
+        if m >= SHORT_VEC_STEP:
+            m = SHORT_VEC_STEP
+            for j in range(0, SHORT_VEC_STEP, 4):
+                short_sums(buf, base + (o + j) * run, run, sums, j, tok)
+        else:
+            for j in range(m):
+                s = 0.0
+                for i in range(run):
+                    s += np.float64(widen(buf[np.uint64(base + (o + j) * run + i)], tok))
+                sums[j] = s
+        for j in range(m):
+            a, b = short_state(sums, j, buf, tok)
+            bad += store_short(out, np.uint64(o + j), a, b, run, buf, tok)
+    return bad
+
+
 @overload(_short_fixed, prefer_literal=True, jit_options={"cache": True, "no_cfunc_wrapper": True})
 def _short_fixed_impl(buf, out, tok, base, lo, hi, run):
-    return _short_rows_redo if wide_int_states(buf, tok) else _short_rows
+    if wide_int_states(buf, tok):
+        return _short_rows_redo
+    return _short_rows_vec if short_vec(buf, tok, run) else _short_rows
 
 
 def _f64_row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
@@ -492,9 +522,9 @@ def short_strided(buf, p, out, tok, lo, hi):
     bad = 0
     for o in range(lo, hi):
         k = base + o * sk
-        a, b = zero_state(buf, tok)
+        a, b = short_zero(buf, tok)
         for i in range(run):
-            a, b = add_value(a, b, buf, np.uint64(k + i * step), tok)
+            a, b = short_add(a, b, buf, np.uint64(k + i * step), tok)
         bad += _short_store(out, np.uint64(o * ok), a, b, run, buf, tok)
     return bad
 
