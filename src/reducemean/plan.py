@@ -587,10 +587,9 @@ def _runs_block(merged, count, nout):
         return None
     if len(dims) > 1 and dims[-2][2] is None and stride == 1 and nout <= RUNS_FEW:
         # the reduced dim right above the run as the column loop's groups
-        # (see RUNS_GROUP_ROWS)
+        # (see RUNS_GROUP_ROWS), where _groups takes them as the plan is made
         e, s, _ = dims[-2]
-        if (2 <= width < s <= min(GROUP_SPAN * width, GROUP_COLUMNS)
-                and rows // e >= RUNS_GROUP_ROWS and nout * e * width <= RUNS_STATES):
+        if rows // e >= RUNS_GROUP_ROWS and nout * e * width <= RUNS_STATES:
             grouped = _columns_of(dims[:-2] + [(e, s, 0), dims[-1]])
             if grouped.group > 1:
                 dims[-2] = (e, s, 0)
