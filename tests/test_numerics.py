@@ -187,6 +187,41 @@ def test_float64_runs_are_compensated_at_every_lane_count(n):
         assert ulp_distance(got[k], exact, np.float64) <= 1, (n, k)
 
 
+@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16"])
+def test_every_third_value_of_narrow_floats(name):
+    # Runs of every third value are summed by a loop of constant stride,
+    # vectorised: NaN and Inf placed only between the kept values must not
+    # reach the mean (a loop that loaded whole vectors would read them),
+    # and those placed in the run must.  Lengths around the vector widths (the
+    # loop's last values are read one at a time), whole runs, rows and a
+    # parallel whole reduction, against exact means (the values span few
+    # enough binades that float64 sums them exactly).
+    dtype = np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 8, 9, 31, 33, 100, 1001, 1 << 19):
+        x = (rng.standard_normal(3 * n + 1) * 2.0 ** rng.integers(-8, 9, 3 * n + 1)).astype(dtype)
+        between = np.arange(3 * n + 1) % 3 != 1
+        x[between] = rng.choice(np.array([np.nan, np.inf, -np.inf], dtype), between.sum())
+        v = x[1::3]
+        assert v.size == n and np.isfinite(v.astype(np.float32)).all()
+        exact = v.astype(np.float64).sum() / n
+        got = reducemean.mean(v)
+        assert ulp_distance(got, Fraction(exact), dtype) <= 1, n
+        if n >= 8:
+            w = x[1: 1 + 3 * (n // 4) * 4].reshape(4, -1)[:, ::3]  # four rows
+            got_rows = reducemean.mean(w, axis=1)
+            for r in range(4):
+                want = w[r].astype(np.float64).sum() / w.shape[1]
+                assert ulp_distance(got_rows[r], Fraction(want), dtype) <= 1, (n, r)
+        if n == 100:
+            x[1 + 3 * 50] = np.nan  # in the run now
+            assert np.isnan(np.float32(reducemean.mean(x[1::3])))
+            x[1 + 3 * 50], x[1 + 3 * 7] = np.inf, -np.inf
+            assert np.isnan(np.float32(reducemean.mean(x[1::3])))
+            x[1 + 3 * 7] = np.inf
+            assert np.float32(reducemean.mean(x[1::3])) == np.inf
+
+
 @pytest.mark.parametrize("rows, cols", [(7, 3), (8, 100), (17, 600), (64, 33), (67, 50), (3, 1000)])
 def test_float64_columns_and_short_rows_are_compensated(rows, cols):
     # Column states take one value at a time (eight rows a pass, an eighth
