@@ -194,8 +194,8 @@ def test_every_third_value_of_narrow_floats(name):
     # reach the mean (a loop that loaded whole vectors would read them),
     # and those placed in the run must.  Lengths around the vector widths (the
     # loop's last values are read one at a time), whole runs, rows and a
-    # parallel whole reduction, against exact means (the values span few
-    # enough binades that float64 sums them exactly).
+    # parallel whole reduction, against means of the correctly rounded
+    # float64 sums (math.fsum), within half a float64 ulp of the exact ones.
     dtype = np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
     rng = np.random.default_rng(3)
     for n in (1, 2, 7, 8, 9, 31, 33, 100, 1001, 1 << 19):
@@ -204,14 +204,14 @@ def test_every_third_value_of_narrow_floats(name):
         x[between] = rng.choice(np.array([np.nan, np.inf, -np.inf], dtype), between.sum())
         v = x[1::3]
         assert v.size == n and np.isfinite(v.astype(np.float32)).all()
-        exact = v.astype(np.float64).sum() / n
+        exact = math.fsum(v.astype(np.float64).tolist()) / n
         got = reducemean.mean(v)
         assert ulp_distance(got, Fraction(exact), dtype) <= 1, n
         if n >= 8:
             w = x[1: 1 + 3 * (n // 4) * 4].reshape(4, -1)[:, ::3]  # four rows
             got_rows = reducemean.mean(w, axis=1)
             for r in range(4):
-                want = w[r].astype(np.float64).sum() / w.shape[1]
+                want = math.fsum(w[r].astype(np.float64).tolist()) / w.shape[1]
                 assert ulp_distance(got_rows[r], Fraction(want), dtype) <= 1, (n, r)
         if n == 100:
             x[1 + 3 * 50] = np.nan  # in the run now
