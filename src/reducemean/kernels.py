@@ -58,7 +58,7 @@ from .cacheload import adopt
 from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, opaque_one, plain_f64, run_pair_f64, run_parts,
     run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_sum, SHORT_VEC_STEP,
-    short_add, short_buffer, short_exact, short_state, short_sums, short_vec, short_zero,
+    short_add, short_exact, short_state, short_sums, short_vec, short_zero, stack_f64,
     state_arrays, step2_columns, store, store_block, store_short, superset_arrays,
     superset_columns, superset_keep, wide_int_states, widen, zero_state,
 )
@@ -355,7 +355,7 @@ def _short_rows_vec(buf, out, tok, base, lo, hi, run):
     # into the same buffer, so the loop of stores compiles once (a second
     # copy of the whole row loop for them cost a cold first call 30% more
     # instructions).
-    sums = short_buffer()
+    sums = stack_f64(SHORT_VEC_STEP)
     bad = 0
     for o in range(lo, hi, SHORT_VEC_STEP):
         m = hi - o

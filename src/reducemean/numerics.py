@@ -462,7 +462,7 @@ _LANED_RUN = 128
 
 
 @intrinsic
-def _stack_f64(typingctx, n):
+def stack_f64(typingctx, n):
     """A pointer to ``n`` (a literal) float64s on the stack: lanes with no heap allocation.
 
     The slot is made once, in the function's entry block, so a run sum inlined
@@ -586,8 +586,8 @@ def _laned(lanes):
 
     @register_jitable
     def run(buf, off, n, stride, tok):
-        sa = carray(_stack_f64(lanes), lanes)
-        sc = carray(_stack_f64(lanes), lanes)
+        sa = carray(stack_f64(lanes), lanes)
+        sc = carray(stack_f64(lanes), lanes)
         for k in range(lanes):
             sa[k] = 0.0
             sc[k] = 0.0
@@ -1585,7 +1585,7 @@ def _sum_parts_step2(typingctx, buf, off, n, tok):
 #: of the loop across rows), and 3 does not fill a vector.
 SHORT_VEC_RUNS = (4, 8)
 #: Rows per step of the short kernels' vector sums: their sums wait in a
-#: stack buffer of this many float64s for one vectorised loop of stores.
+#: stack buffer of this many float64s (stack_f64) for one vectorised loop of stores.
 SHORT_VEC_STEP = 64
 
 
@@ -1644,7 +1644,7 @@ def short_vec(buf, tok, run):
 def short_sums(typingctx, buf, off, run, dst, j, tok):
     """The sums of the four rows of ``run`` values from ``buf[off]``, into ``dst[j : j + 4]``.
 
-    ``dst`` is a pointer to float64s (:func:`short_buffer`); the rows'
+    ``dst`` is a pointer to float64s (:func:`stack_f64`); the rows'
     states are then :func:`short_state`.  See :func:`short_vec`.
     """
     if not (short_vec(buf, tok, run) and isinstance(off, types.Integer)
@@ -1660,16 +1660,6 @@ def short_sums(typingctx, buf, off, run, dst, j, tok):
         return inner(context, builder, sig, args)
 
     return sig, codegen
-
-
-@intrinsic
-def short_buffer(typingctx):
-    """A stack buffer of SHORT_VEC_STEP float64s for :func:`short_sums`, in the caller's frame."""
-
-    def codegen(context, builder, sig, args):
-        return cgutils.alloca_once(builder, ir.DoubleType(), size=SHORT_VEC_STEP)
-
-    return types.CPointer(types.float64)(), codegen
 
 
 def short_state(dst, j, buf, tok):
