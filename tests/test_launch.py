@@ -419,6 +419,12 @@ def test_complex_runs_split_or_go_by_rows(spy, dtype):
     assert spy[-1] == ("parts_run_pieces then parts_merge" if two else "parts_serial")
     assert reducemean.mean(x[1::3]) == complex(float(np.mean(k[1::3])), float(np.mean(BIG - k[1::3])))
     assert spy[-1] == ("parts_pieces then parts_merge" if two else "parts_general")
+    # strided runs of several reduced dims: each piece's runs read once for
+    # both parts (numerics.run_parts_rows); dyadic means, exact
+    got = reducemean.mean(x.reshape(-1, 64)[:, ::3])
+    assert spy[-1] == ("parts_pieces then parts_merge" if two else "parts_general")
+    want = [np.mean(part.reshape(-1, 64)[:, ::3]) for part in (k, BIG - k)]
+    assert got == complex(*want)
     got = reducemean.mean(x[:8160].reshape(-1, 34)[:, ::2], axis=1)  # small, strided: serial
     assert spy[-1] == "parts_nested"
     start = np.arange(0, 8160, 34, dtype=np.float64)

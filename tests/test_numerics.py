@@ -329,12 +329,15 @@ def test_float64_row_pairs_cover_every_row_once():
         assert ulp_distance(got[r], exact, np.float64) <= 1, r
 
 
-def _runs_apart(x, k):
-    """``k`` copies of each row of ``x``, each a run of its own: shape (rows, k, n), runs apart."""
+def _runs_apart(x, k, step=1):
+    """``k`` copies of each row of ``x``, each a run of its own: shape (rows, k, n), runs apart.
+
+    The runs' values are ``step`` elements apart.
+    """
     rows, n = x.shape
-    y = np.zeros((rows, k, n + 2), x.dtype)
-    y[:, :, :n] = x[:, None, :]
-    return y[:, :, :n]
+    y = np.zeros((rows, k, step * n + 2), x.dtype)
+    y[:, :, :step * n:step] = x[:, None, :]
+    return y[:, :, :step * n:step]
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
@@ -343,7 +346,8 @@ def test_complex_rows_sum_both_parts_in_one_pass(dtype, n):
     # Contiguous complex rows are read once for both parts (numerics.run_parts):
     # vector lanes whose parity is the part, blocks of four float64 and a last
     # odd value for complex128.  Strided complex128 rows are too
-    # (run_parts_strided): a pair per value, two pairs a vector; and
+    # (run_parts_strided): a pair per value, two pairs a vector, also across
+    # the runs of several reduced dims (run_parts_rows); and
     # strided complex64 rows, two sums a part under PARTS_F_ONE_PASS
     # values and four from there.  Each part of each row has its own offset
     # and a cancelling pair, so a value given to the wrong part or row,
@@ -366,6 +370,10 @@ def test_complex_rows_sum_both_parts_in_one_pass(dtype, n):
         (x[:, ::-1], 1),  # backwards: strided too
         (x.reshape(2, 3, n).transpose(1, 0, 2), (1, 2)),  # two reduced dims
         (_runs_apart(x, 3), (1, 2)),  # runs of runs (numerics.run_parts_rows)
+        # strided runs of runs, each value's pair read once across the runs
+        # (numerics.run_parts_rows), forwards and backwards
+        (np.repeat(x.reshape(2, 3, n), 3, axis=2)[..., ::3].transpose(1, 0, 2), (1, 2)),
+        (_runs_apart(x, 3, 5)[..., ::-1], (1, 2)),
     ]
     for a, axis in cases:
         got = np.asarray(reducemean.mean(a, axis=axis)).reshape(-1)

@@ -605,18 +605,17 @@ def _parts_pairs(buf, p, tok, o, lo, hi):
 
 
 def _parts_strided(buf, p, tok, o, lo, hi):
+    if p[3] > 1:  # several reduced dims: pieces of runs, as contiguous ones
+        return _parts_runs_jit(buf, p, tok, o, lo, hi)
     off, oo = _kept_offsets(p, o, True)
-    if p[3] == 1:  # one run: both parts in one pass
-        step = p[5 + 3 * p[2] + 1]
-        ar, br, ai, bi = run_parts_strided(buf, off + lo * step, hi - lo, step, tok)
-        return oo, ar, br, ai, bi
-    ar, br = _inner_partial(buf, p, tok, off, lo, hi)
-    ai, bi = _inner_partial(buf, p, tok, off + 1, lo, hi)
+    step = p[5 + 3 * p[2] + 1]  # one run: both parts in one pass
+    ar, br, ai, bi = run_parts_strided(buf, off + lo * step, hi - lo, step, tok)
     return oo, ar, br, ai, bi
 
 
 def _parts_runs(buf, p, tok, o, lo, hi):
-    # contiguous values: one run, or pieces of runs over several reduced dims
+    # one run of contiguous values, or pieces of runs over several reduced
+    # dims, each piece's runs read once for both parts (run_parts_rows)
     off, oo = _kept_offsets(p, o, True)
     nr = p[3]
     if nr == 1:  # one run: no pieces to merge
@@ -635,7 +634,7 @@ def _parts_runs(buf, p, tok, o, lo, hi):
         k = 1
         if m == run:
             k = min(e2 - (f // run) % e2, (hi - f) // run)
-        a2, b2, a3, b3 = run_parts_rows(buf, start, m, k, s2, tok)
+        a2, b2, a3, b3 = run_parts_rows(buf, start, m, step, k, s2, tok)
         ar, br = merge(ar, br, a2, b2, tok)
         ai, bi = merge(ai, bi, a3, b3, tok)
         f += k * m
