@@ -371,7 +371,8 @@ def test_complex_rows_sum_both_parts_in_one_pass(dtype, n):
         (x.reshape(2, 3, n).transpose(1, 0, 2), (1, 2)),  # two reduced dims
         (_runs_apart(x, 3), (1, 2)),  # runs of runs (numerics.run_parts_rows)
         # strided runs of runs, each value's pair read once across the runs
-        # (numerics.run_parts_rows), forwards and backwards
+        # (numerics.run_parts_rows): every third value, and every fifth of
+        # a reversed view (which the plan reads forwards)
         (np.repeat(x.reshape(2, 3, n), 3, axis=2)[..., ::3].transpose(1, 0, 2), (1, 2)),
         (_runs_apart(x, 3, 5)[..., ::-1], (1, 2)),
     ]
