@@ -844,9 +844,8 @@ def _runs_lanes8_codegen(unit, parts=1):
                                     stride, align)
             return _strided_vector(builder, base, j, stride, align)
 
-        def place(m):
+        def place(m, inside):
             """Where lane ``m`` of the tail reads: a value of the run (the last for lanes past rem)."""
-            inside = builder.icmp_signed("<", ir.Constant(i64, m), rem)
             if unit or parts == 1:
                 j = builder.add(builder.shl(blocks, ir.Constant(i64, 3)), builder.select(
                     inside, ir.Constant(i64, m), builder.sub(rem, ir.Constant(i64, 1))))
@@ -861,9 +860,9 @@ def _runs_lanes8_codegen(unit, parts=1):
             """Vector ``k`` of the last ``rem`` values, -0.0 past them."""
             v = zero
             for m in range(4 * k, 4 * k + 4):
-                x = builder.load(builder.gep(base, [place(m)]), align=align)
-                x = builder.select(builder.icmp_signed("<", ir.Constant(i64, m), rem), x,
-                                   ir.Constant(ir.DoubleType(), -0.0))
+                inside = builder.icmp_signed("<", ir.Constant(i64, m), rem)
+                x = builder.load(builder.gep(base, [place(m, inside)]), align=align)
+                x = builder.select(inside, x, ir.Constant(ir.DoubleType(), -0.0))
                 v = builder.insert_element(v, x, ir.Constant(i32, m - 4 * k))
             return v
 
