@@ -650,6 +650,38 @@ def test_array_likes(x):
             check_values(got, arr, axis=axis, np_ref=ref)
 
 
+class _OwnMean:
+    """Not an array: numpy.mean calls its mean (as it does a pandas Series')."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def mean(self, axis=None, dtype=None, out=None, **kwargs):
+        return ("own mean", axis, dtype, out, kwargs)
+
+
+def test_objects_with_a_mean_of_their_own_get_numpy_means_call():
+    masked = np.ma.array([[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]],
+                         mask=[[False, True, False], [False, False, True]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)  # np.matrix's
+        m = np.matrix([[1.0, 2.0], [3.0, 5.0]])
+        for x in (m, masked):
+            for kw in ({}, {"axis": 0}, {"axis": 1}, {"axis": 1, "keepdims": True}):
+                if kw.get("keepdims") and type(x) is np.matrix:
+                    continue  # np.matrix.mean takes no keepdims, in numpy either
+                ref = np.mean(x, **kw)
+                got = reducemean.mean(x, **kw)
+                assert type(got) is type(ref), (x, kw)
+                np.testing.assert_array_equal(np.ma.getdata(got), np.ma.getdata(ref))
+                np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(ref))
+    # the masked values are left out: (1 + 8) / 2, (16) / 1, (4) / 1
+    np.testing.assert_array_equal(reducemean.mean(masked, axis=0), [4.5, 16.0, 4.0])
+    own = _OwnMean([1, 2, 3])
+    assert reducemean.mean(own, axis=1) == np.mean(own, axis=1) == ("own mean", 1, None, None, {})
+    assert reducemean.mean(own, keepdims=True) == np.mean(own, keepdims=True)
+
+
 @pytest.mark.parametrize("name", DTYPE_NAMES)
 def test_zero_dim_arrays_and_numpy_scalars(name):
     dt = resolve(name)

@@ -59,7 +59,15 @@ def _ints(axes):
 
 
 def _numpy(a, axis, dtype, out, keepdims, where):
-    return np.mean(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    # keepdims and where only when given, as numpy.mean does: it hands an
+    # object that is not a plain ndarray to the object's own mean, and
+    # np.matrix.mean and MaskedArray.mean take neither.
+    kwargs = {}
+    if keepdims is not False:
+        kwargs["keepdims"] = keepdims
+    if where is not True:
+        kwargs["where"] = where
+    return np.mean(a, axis=axis, dtype=dtype, out=out, **kwargs)
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
@@ -80,8 +88,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     * ``dtype=`` a float type (or complex, for complex input) gives the exact
       mean rounded to it; ``out=`` of any float (or complex) type is filled
       the same way.
-    * Any other dtype, an ndarray subclass, an object with
-      ``__array_function__``, an integer or bool ``dtype=``, or an ``out``
+    * Any other dtype, an ndarray subclass (``np.matrix``, a masked array),
+      an object with ``__array_function__`` or a ``mean`` method of its own
+      (numpy.mean calls that), an integer or bool ``dtype=``, or an ``out``
       of the wrong shape, of an integer type or read-only, is handed to
       ``numpy.mean`` unchanged, so nothing works worse than in numpy.
     * ``where=`` (a boolean mask) is summed exactly by the kernels over the
@@ -94,7 +103,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
       axis.
     """
     if type(a) is not _ndarray:
-        if isinstance(a, np.ndarray) or hasattr(type(a), "__array_function__"):
+        # numpy.mean calls the mean of anything that has one (a pandas
+        # Series skips NaN); a numpy scalar's is the 0-d array's, below
+        if (isinstance(a, np.ndarray) or hasattr(type(a), "__array_function__")
+                or (hasattr(a, "mean") and not isinstance(a, np.generic))):
             return _numpy(a, axis, dtype, out, keepdims, where)
         a = np.asarray(a)
     plain = axis is None or type(axis) is int or (type(axis) is tuple and _ints(axis))
