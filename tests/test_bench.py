@@ -8,6 +8,7 @@ that the table, JSON and plot come out in shape.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -274,6 +275,18 @@ def test_coldstart_times_a_columns_first_call_in_its_own_processes():
     text = report.format_coldstart(res)
     assert "(16, 8) over axis 0 (columns)" in text
     assert text.count("whole process, start to exit") == 2
+
+
+def test_coldstart_children_may_cache_bytecode(monkeypatch):
+    """Warm as an installed package is: Python's bytecode cache may be written."""
+    from reducemean.bench import coldstart
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "7")
+    env = coldstart._child_env("cache-dir", 2)
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["NUMBA_CACHE_DIR"] == "cache-dir" and env["NUMBA_NUM_THREADS"] == "2"
+    assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1"  # the parent's own is left alone
 
 
 def test_sweep_report_lists_the_cells_where_numpy_is_faster():
