@@ -339,6 +339,21 @@ def test_meta_and_values_3d(name, axis, keepdims):
     check_call(a, axis=axis, keepdims=keepdims)
 
 
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_short_runs_over_two_reduced_dims(name):
+    # Runs of a few values over two reduced dims with a kept dim between:
+    # rows of runs under few columns, the column loop under many
+    # (plan.RUNS_AS_ROWS_COLUMNS); the same values either way.
+    dt = resolve(name)
+    rng = np.random.default_rng(zlib.crc32(f"short-runs{name}".encode()))
+    for shape, view in (((6, 10, 10, 10), np.s_[:]), ((3, 9, 8, 5), np.s_[:, ::-1]),
+                        ((2, 8, 2, 2), np.s_[:]), ((5, 12, 25, 10), np.s_[:, :, :20]),
+                        ((4, 10, 12, 3), np.s_[:, :, ::-1])):
+        a = make_data(dt, shape, rng)[view]
+        check_call(a, axis=(1, 3))
+        check_call(a, axis=(3, 1), keepdims=True)
+
+
 @pytest.mark.parametrize("shape", [(), (7,), (3, 5), (2, 3, 4, 5), (1, 4, 1), (9, 1)], ids=str)
 @pytest.mark.parametrize("name", DTYPE_NAMES)
 def test_every_axis_form_by_ndim(name, shape):

@@ -150,6 +150,46 @@ def test_only_contiguous_short_rows_take_the_short_family(view, family):
         assert p.run_step == 1  # unit-stride runs: the kernels compile no strided loop
 
 
+@pytest.mark.parametrize("shape, view, axes, family", [
+    ((10, 10, 10, 10), np.s_[:], (1, 3), "inner"),  # 10 columns, runs of 10: rows of runs
+    ((100, 16, 4, 8), np.s_[:], (1, 3), "inner"),
+    ((64, 24, 8, 3), np.s_[:], (1, 3), "inner"),  # runs of 3 under 8 columns
+    ((64, 24, 12, 3), np.s_[:], (1, 3), "outer"),  # runs of 3 under 12 columns
+    ((64, 24, 16, 8), np.s_[:], (1, 3), "inner"),  # runs of 8 under 16 columns
+    ((4, 10, 25, 10), np.s_[:], (1, 3), "outer"),  # 25 columns: the column loop
+    ((64, 4, 8, 10), np.s_[:], (1, 3), "outer"),  # 4 runs an output
+    ((2, 8, 2, 2), np.s_[:], (1, 3), "inner"),  # 4 outputs of 16 values
+    ((64, 2, 4, 2), np.s_[:], (1, 3), "outer"),  # 256 outputs of 4 values
+    ((10, 10, 10, 20), np.s_[..., ::2], (1, 3), "outer"),  # runs of every second value
+    ((10, 10, 10, 10), np.s_[:, :, ::-1], (1, 3), "inner"),  # columns backwards
+    ((16, 10, 10), (2, 0, 1), (0, 1), "inner"),  # transposed: (m, w, k).T-like runs
+])
+def test_short_runs_over_several_reduced_dims_under_narrow_columns_are_rows(
+        shape, view, axes, family):
+    # Runs under SHORT_RUN values, contiguous, over two reduced dims, with a
+    # kept dim between as the column loop's columns: rows of runs (the inner
+    # family) while the columns are few (RUNS_AS_ROWS_COLUMNS, or
+    # RUNS_AS_ROWS_NARROW for runs under 8 values) and the runs many, or the
+    # outputs few; else the column loop.
+    x = np.empty(shape, np.float32)
+    x = x.transpose(view) if isinstance(view, tuple) and len(view) == x.ndim else x[view]
+    p = _plan(x, axes)
+    assert p.family == family
+    assert p.block is None
+    assert len(p.reduced) == 2
+
+
+def test_short_runs_that_a_block_takes_keep_it():
+    # (m, n, w) over (0, 2): the kept dim and the runs tile one contiguous
+    # block, read as columns (plan._block); runs of runs instead had
+    # summed each output's m runs apart
+    p = _plan(np.empty((100, 8, 10), np.float32), (0, 2))
+    assert p.family == "outer" and p.block is not None
+    # cropped runs summed as their own columns (plan._runs_block)
+    p = _plan(np.empty((4, 512, 16), np.float32)[..., :3], (1, 2))
+    assert p.family == "outer" and p.block is not None
+
+
 def test_strided_complex_columns_put_the_part_dimension_outermost():
     # [:, ::3] over axis 0: the part cannot merge with the strided columns;
     # innermost it would make the column blocks two outputs wide
