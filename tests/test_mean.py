@@ -352,6 +352,7 @@ def test_short_runs_over_two_reduced_dims(name):
         a = make_data(dt, shape, rng)[view]
         check_call(a, axis=(1, 3))
         check_call(a, axis=(3, 1), keepdims=True)
+        check_call(a[..., :0], axis=(1, 3))  # empty runs: NaN and the warning
 
 
 @pytest.mark.parametrize("shape", [(), (7,), (3, 5), (2, 3, 4, 5), (1, 4, 1), (9, 1)], ids=str)

@@ -179,6 +179,17 @@ def test_short_runs_over_several_reduced_dims_under_narrow_columns_are_rows(
     assert len(p.reduced) == 2
 
 
+@pytest.mark.parametrize("shape, view, axes", [
+    ((2, 3, 4), np.s_[:, :, :0], (0, 2)),  # empty runs
+    ((0, 19, 7), np.s_[:, :, ::2], (0, 2)),  # no runs
+    ((3, 0, 5, 4), np.s_[..., :2], (1, 3)),
+])
+def test_empty_short_runs_are_planned(shape, view, axes):
+    # the runs-as-rows test divides by the run's width: an empty view has none
+    p = _plan(np.zeros(shape, np.float32)[view], axes)
+    assert p.count == 0
+
+
 def test_short_runs_that_a_block_takes_keep_it():
     # (m, n, w) over (0, 2): the kept dim and the runs tile one contiguous
     # block, read as columns (plan._block); runs of runs instead had

@@ -644,7 +644,7 @@ def _runs_as_rows(kept, reduced, count, nout):
     Decided on the merged dims alone: the caller also checks that no block takes them.
     """
     width, stride = reduced[-1]
-    if len(reduced) < 2 or stride != 1:
+    if len(reduced) < 2 or stride != 1 or count == 0:
         return False
     columns, cstride = min(kept, key=lambda d: abs(d[1]))[:2]  # the column loop's, in memory order
     if abs(cstride) > max(abs(s) for _, s in reduced[:-1]):
