@@ -297,6 +297,16 @@ def test_wrong_out_shape_named_cases():
         reducemean.mean(a, axis=0, out=[0.0, 0.0, 0.0])
 
 
+@pytest.mark.parametrize("keepdims", [np.True_, np.False_, 1, 0], ids=repr)
+def test_keepdims_of_other_types_as_numpy_after_a_plain_call(keepdims):
+    # numpy refuses a numpy bool (an int works); np.True_ == True, so a key
+    # of the memo of repeated calls must not take it for the plain bool
+    a = np.arange(6.0).reshape(2, 3)
+    for axis in (None, 0, (0, 1)):
+        reducemean.mean(a, axis=axis, keepdims=bool(keepdims))  # fills the memo
+        assert_same_as_numpy(a, axis=axis, keepdims=keepdims)
+
+
 # --------------------------------------------------------------------------
 # where= errors
 # --------------------------------------------------------------------------

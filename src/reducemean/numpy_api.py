@@ -110,7 +110,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
             return _numpy(a, axis, dtype, out, keepdims, where)
         a = np.asarray(a)
     plain = axis is None or type(axis) is int or (type(axis) is tuple and _ints(axis))
-    if out is None and where is True and dtype is None and plain:
+    # keepdims a bool: np.True_ == True as a key, but numpy refuses it
+    if out is None and where is True and dtype is None and plain and type(keepdims) is bool:
         num = a.flags.num
         hit = _DIRECT.get((a.shape, num, a.dtype, axis, keepdims))
         if hit is None and not num & _C_CONTIGUOUS:  # a miss goes on to the full path
