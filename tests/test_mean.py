@@ -862,6 +862,38 @@ def test_float64_at_least_as_accurate_as_numpy():
             check_values(got, a, axis=axis, np_ref=ref, exact=ex)
 
 
+@pytest.mark.parametrize("values", [
+    [2.0**53, -(2.0**53), 1.0, 0.5, -1.0, -0.5],  # exact mean 0
+    [2.0**995, -(2.0**995), -1.0, -1.0, 1.0, 0.5],  # the scaled second pass too
+    [1e300, -1e300, -1.0, -1.0, 1.0, 0.5],  # (once each: see below)
+    [2.0**52, -(2.0**52), 1.5, 0.0, 0.0, 0.0, 0.0],
+    [1e16, 3.0, -1e16, 0.1, 2.0**60, -(2.0**60), 7.0, -0.25, 1e-3],
+], ids=["zero", "2**995", "1e300", "2**52", "mixed"])
+def test_float64_cancelled_sums_round_once(values):
+    # After the large values cancel, the compensated state's low word can be
+    # as large as its high word; the mean must still be within an ulp of the
+    # exact one (a remainder taken against the high word alone was rounded:
+    # 1.7 ulps, and -1.4e-17 for an exact 0).  Layouts that split the values
+    # among lanes, rows and columns.  Repeated 1e300 would leave the
+    # compensated sum's reach (its partial sums round by 1e284, beyond what
+    # the low word holds beside the units), as numpy's pairwise sum does.
+    rng = np.random.default_rng(len(values))
+    v = np.array(values)
+    arrays = [(v, None), (np.repeat(v[:, None], 3, 1), 0), (np.tile(v, (3, 1)), 1),
+              (v[::-1], None), (v.astype(np.complex128) * (1 - 1j), None)]
+    if values[0] != 1e300:
+        arrays += [(np.tile(v, 41), None), (np.tile(v, (5, 23)), 1),
+                   (np.tile(v, 23).reshape(-1, 1)[:, [0, 0]], 0), (np.tile(v, 17)[::3], None)]
+        arrays += [(rng.permutation(np.tile(v, 9)), None) for _ in range(4)]
+    for a, axis in arrays:
+        got = reducemean.mean(a, axis=axis)
+        for part in ("real", "imag") if np.iscomplexobj(a) else (None,):
+            g = np.asarray(getattr(got, part) if part else got)
+            ex = np.asarray(exact_mean(getattr(a, part) if part else a, axis=axis))
+            for idx in np.ndindex(g.shape):
+                assert ulp_distance(g[idx], ex[idx], np.float64) <= 1, (a.shape, axis, part, idx)
+
+
 def _exact_sum_float_vec(x):
     """Exact sum (a Fraction) of a 1-d float array: split each value into
     mantissa halves (int64) and exponent, sum the halves per exponent exactly."""

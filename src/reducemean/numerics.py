@@ -2355,10 +2355,16 @@ def _to_float(a, b, n, tok):
             if not np.isfinite(a):
                 # an Inf or NaN sum makes the error term meaningless (Inf - Inf)
                 return q
-            # (a + b) / n rounded once in practice: q is within two ulps, the
-            # remainder a - q * n is exact in one fma, and the correction joins
-            # q in the last rounding: no second division on a row's critical path.
-            r = _fma(-q, nf, a) + b
+            # (a + b) / n rounded once in practice: the pair renormalised first
+            # (a low word as large as the high one, after a cancellation, made
+            # the remainder below round: (2**53, -2**53, 1, 0.5, -1, -0.5) gave
+            # -1.4e-17), q within two ulps of s / n, the remainder s - q * n
+            # exact in one fma, and the correction joining q in the last
+            # rounding: no second division on a row's critical path.
+            s = a + b
+            e = _fast_two_sum_err(a, b, s)
+            q = s * inv
+            r = _fma(-q, nf, s) + e
             return _fma(r, inv, q)
 
         return impl_f
