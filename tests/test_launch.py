@@ -446,23 +446,25 @@ def test_complex_runs_split_or_go_by_rows(spy, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8])
 def test_short_runs_over_two_reduced_dims_go_by_rows(spy, dtype):
     # Runs of 10 over two reduced dims under 10 columns (plan's
-    # RUNS_AS_ROWS_COLUMNS) are rows of runs, whose reduced dim outside the
-    # columns sends them to the interleaved kernel up to INTERLEAVE_MAX
-    # outputs (its states merged in tasks from MERGE_TASKS_MIN), and past it
-    # to ranges of outputs.  Integer values, exact sums.
+    # RUNS_AS_ROWS_COLUMNS) are rows of runs, split among the threads by
+    # ranges of outputs, not interleaved as longer runs with a reduced dim
+    # outside the kept ones are.  Integer values, exact sums.
     two = launch.numba.get_num_threads() > 1
     x = (np.arange(2_000_000, dtype=np.int64) % 251).astype(dtype)
-    for v, parallel in (
-            (x.reshape(-1, 10, 10, 10), ["inner_serial in tasks"]),  # 20000 outputs
-            (x[:600_000].reshape(-1, 10, 10, 10),  # 6000 outputs
-             ["interleaved_pieces in tasks", "merge_outputs in tasks"]),
-            (x[:300_000].reshape(-1, 40, 10, 10),  # 750 outputs
-             ["interleaved_pieces then merge_outputs"])):
+    for v in (x.reshape(-1, 10, 10, 10), x[:600_000].reshape(-1, 10, 10, 10),
+              x[:300_000].reshape(-1, 40, 10, 10)):  # 20000, 6000 and 750 outputs
         n = len(spy)
         got = reducemean.mean(v, axis=(1, 3))
-        assert spy[n:] == (parallel if two else ["inner_serial"]), v.shape
+        assert spy[n:] == ["inner_serial in tasks" if two else "inner_serial"], v.shape
         sums = v.astype(np.int64).sum(axis=(1, 3))
         assert np.array_equal(got, (sums / (v.shape[1] * 10)).astype(got.dtype)), v.shape
+    # longer runs so laid out are interleaved
+    v = x[:600_000].reshape(-1, 10, 10, 20)
+    got = reducemean.mean(v, axis=(1, 3))
+    n = len(spy) - 2 if two else len(spy) - 1
+    assert spy[n:] == (["interleaved_pieces in tasks", "merge_outputs in tasks"] if two
+                       else ["inner_serial"])
+    assert np.array_equal(got, (v.astype(np.int64).sum(axis=(1, 3)) / 200).astype(got.dtype))
 
 
 @pytest.mark.parametrize("nout", [256, launch.MERGE_TASKS_MIN])
