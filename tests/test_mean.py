@@ -584,6 +584,32 @@ def test_where_masks(name):
                 check_call(a, axis=axis, keepdims=keepdims, where=mask)
 
 
+@pytest.mark.parametrize("values, want", [
+    ([complex(np.inf, 5), 1 + 0j], complex(np.inf, np.nan)),  # numpy's spread
+    ([complex(1, -np.inf), 1 + 0j], complex(np.nan, -np.inf)),
+    ([complex(np.nan, 1), 1 + 0j], complex(np.nan, np.nan)),
+    ([1e308 + 1e-300j, 1e308 + 1e-300j], None),  # the real sum overflows
+    ([1e308 + 1e-320j, 1e308 + 1e-320j], None),
+    ([-1e308 + 3j, -1e308 + 0j, 1e300 - 1e-310j], None),
+], ids=["inf-re", "inf-im", "nan", "over-1e-300", "over-1e-320", "over-mixed"])
+def test_where_complex_nonfinite_and_out_of_range_parts(values, want):
+    # where= sums the selected values in a temporary; a part whose sum leaves
+    # the float64 range is redone scaled by itself, before a non-finite part
+    # spreads into the other as numpy's complex mean does (numpy's own sum
+    # overflows here: the exact means are the reference)
+    x = np.array(values, np.complex128)
+    if want is None:  # finite: the exact mean of each part, rounded once
+        want = complex(float(sum(map(Fraction, x.real)) / x.size),
+                       float(sum(map(Fraction, x.imag)) / x.size))
+    for w in (np.ones(x.shape, bool), np.r_[np.ones(x.shape, bool), False]):
+        a = np.r_[x, 7 - 7j] if w.size > x.size else x
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no stray 'invalid value' from the scaling
+            got = reducemean.mean(a, where=w)
+        for g, e in ((got.real, want.real), (got.imag, want.imag)):
+            assert (np.isnan(g) and np.isnan(e)) or g == e, (values, got, want)
+
+
 @pytest.mark.parametrize("name", ["int32", "float32", "float64", "complex64", "float16"])
 def test_where_with_empty_slices(name):
     """Slices with no selected element give NaN and the empty-slice warning."""

@@ -230,21 +230,27 @@ def _masked(a, entry, plan, axes, rd, where):
     res = _masked_means(filled, axes, counts, rd)
     if entry.storage == np.float64:
         # as engine.redo_out_of_range: sums beyond the float64 range are
-        # redone on scaled values (the temporary is ours to scale)
+        # redone on scaled values (the temporary is ours to scale), part by
+        # part, before a non-finite part spreads into the other (numpy's
+        # complex mean): an Inf real part had made the imaginary one NaN,
+        # redone scaled and so rounded, or the Inf itself NaN
         parts = res.reshape(-1).view(res.real.dtype)
         redo = out_of_range(parts, plan.count)
         if redo.any():
             scale, unscale = scaled_token(plan.count)
-            filled *= scale[0]
+            flat = filled.reshape(-1).view(entry.storage)  # complex times a real: part by part
+            flat *= scale[0]
             again = _masked_means(filled, axes, counts, rd).reshape(-1).view(res.real.dtype)
             with np.errstate(over="ignore"):
                 parts[redo] = again[redo] * unscale
+    if entry.pairs:
+        complex_nonfinite_as_numpy(res)
     return res.reshape(plan.out_shape)
 
 
 def _masked_means(filled, axes, counts, rd):
     st, _ = states.partial(filled, axes, keepdims=True)
-    return states.finish(st, counts, filled.dtype, rd)
+    return states.finish(st, counts, filled.dtype, rd, spread=False)
 
 
 def _remember(a, axis, keepdims, plan, entry, rd):

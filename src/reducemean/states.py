@@ -105,13 +105,15 @@ def reduce(states, axis, dtype, keepdims=True):
     return acc
 
 
-def finish(states, count, dtype, result_dtype=None):
+def finish(states, count, dtype, result_dtype=None, spread=True):
     """Means from states over ``count`` values each, in ``result_dtype``.
 
     ``count`` is one number, or an array that broadcasts to the states'
     leading shape (a count per output).  ``result_dtype`` defaults to
     ``numpy.mean``'s result dtype for ``dtype``.  A zero count gives NaN
-    (the caller warns).
+    (the caller warns).  A complex mean with a non-finite part has it
+    spread into the other part as numpy does, unless ``spread`` is false
+    (for a caller that redoes parts first: see numpy_api._masked).
     """
     entry = _entry(dtype)
     rd = np.dtype(result_dtype) if result_dtype is not None else entry.mean_dtype
@@ -143,7 +145,7 @@ def finish(states, count, dtype, result_dtype=None):
         kernels.finish_states_counts(flat, counts, target, entry.token)
     if res is None:
         res = target.reshape(lead).astype(rd)
-    elif entry.pairs:
+    elif entry.pairs and spread:
         complex_nonfinite_as_numpy(res)
     if np.ndim(count) and (np.asarray(count) == 0).any():
         res[np.broadcast_to(np.asarray(count) == 0, lead)] = nan
