@@ -2351,10 +2351,9 @@ def _to_float(a, b, n, tok):
         def impl_f(a, b, n, tok):
             nf = np.float64(n)
             inv = 1.0 / nf  # loop-invariant in a row loop: hoisted, one division
-            q = a * inv
             if not np.isfinite(a):
                 # an Inf or NaN sum makes the error term meaningless (Inf - Inf)
-                return q
+                return a * inv
             # (a + b) / n rounded once in practice: the pair renormalised first
             # (a low word as large as the high one, after a cancellation, made
             # the remainder below round: (2**53, -2**53, 1, 0.5, -1, -0.5) gave
