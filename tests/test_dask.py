@@ -182,6 +182,25 @@ def test_floats_within_one_ulp_of_exact(name):
             assert exact.ulp_distance(g[j], e[j], part) <= 1.0
 
 
+@pytest.mark.parametrize("name,big", [("float32", 1e20), ("bfloat16", 2.0**60)])
+def test_narrow_floats_that_cancel_across_chunks(name, big):
+    """Values whose plain float64 sums lose the small ones ([1e20, 1, -1e20]):
+    in float64 (compensated chunks, merged with their error terms) within
+    an ulp of exact; in their own type the chunks have no second pass, so
+    the means are the plain sums', finite (the kernels' marks never leak)."""
+    dt = np.dtype(pytest.importorskip("ml_dtypes").bfloat16) if name == "bfloat16" else name
+    x = np.ones((40, 3)).astype(dt)
+    x[:, 1] = np.tile(np.array([big, 1.0, -big, 2.0]), 10).astype(dt)
+    with dask.config.set(scheduler="threads"):
+        wide = rdask.mean(da.from_array(x, chunks=(6, 2)), axis=0, dtype=np.float64).compute()
+        own = rdask.mean(da.from_array(x, chunks=(6, 2)), axis=0).compute()
+    ex = exact.exact_mean(x.astype(np.float64), 0)
+    for j in range(3):
+        assert exact.ulp_distance(wide[j], ex[j], np.float64) <= 1.0
+    own = own.astype(np.float64)
+    assert np.isfinite(own).all() and own[0] == 1 and own[2] == 1
+
+
 def test_float32_accuracy_case_from_the_contract():
     """numpy's float32 mean of 2e7 ones is far off; the blocked mean is exactly 1."""
     x = da.ones((2 * 10**7, 2), dtype=np.float32, chunks=(3 * 10**6, 2))

@@ -17,7 +17,7 @@ import pytest
 from exact import exact_mean, ulp_distance
 
 import reducemean
-from reducemean import launch
+from reducemean import engine, launch, numerics
 
 BIG = 2.0**1023  # a sum of two of these is beyond the float64 range
 
@@ -269,3 +269,49 @@ def test_permuted_means_are_laid_out_as_numpys(case, keepdims):
         op = reducemean.reduce_mean(v, axes=list(axis), keepdims=int(keepdims))
         assert _memory_order(op) == _memory_order(got)
         assert op.dtype == v.dtype
+
+
+# --- the second pass of narrow floats whose plain sums cancel -----------------
+
+def _rows_that_cancel(rows, cancel, seed):
+    """(rows, 40) float32, ``cancel`` of the rows holding 1e20 and -1e20 among small values."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-50, 51, (rows, 40)).astype(np.float32) / 4
+    for r in rng.choice(rows, cancel, replace=False):
+        a[r, :3] = (1e20, 1.0, -1e20)
+    return a
+
+
+@pytest.mark.parametrize("cancel", [3, 40])
+@pytest.mark.parametrize("mend_max", [0, 16, 1000])
+def test_narrow_sums_redone_one_by_one_or_whole(monkeypatch, cancel, mend_max):
+    # A few marked outputs are redone from their own values, many by a
+    # second pass of the whole plan: both within an ulp of the exact means,
+    # rows and columns, in the plan's order and in a transposed result.
+    monkeypatch.setattr(engine, "MEND_MAX", mend_max)
+    a = _rows_that_cancel(200, cancel, cancel)
+    for x, axis in ((a, 1), (a.T, 0), (np.ascontiguousarray(a.T), 0), (a.T, 1),
+                    (a.reshape(10, 20, 40), (0, 2))):
+        want = exact_mean(x.astype(np.float64), axis)
+        for keepdims in (False, True):
+            got = np.asarray(reducemean.mean(x, axis=axis, keepdims=keepdims))
+            if keepdims:
+                got = got.reshape(want.shape)
+            for idx in np.ndindex(*want.shape):
+                assert ulp_distance(got[idx], want[idx], np.float32) <= 1, (x.shape, axis, idx)
+
+
+def test_a_nan_with_the_marks_payload_stays_nan():
+    # The kernels mark a mean to redo as a NaN of a payload of their own; an
+    # input NaN with that payload is only redone (and stays NaN), other NaN
+    # and Inf inputs propagate as in numpy.
+    mark = np.array(numerics.REDO_F32, np.uint32).view(np.float32)
+    a = np.ones((5, 40), np.float32)
+    a[1, 3] = mark
+    a[2, 0] = np.nan
+    a[3, 7] = np.inf
+    a[4, :3] = (1e20, 1.0, -1e20)
+    got = reducemean.mean(a, axis=1)
+    assert np.isnan(got[1]) and np.isnan(got[2]) and got[3] == np.inf
+    want = exact_mean(a[4:].astype(np.float64), 1)[0]
+    assert got[0] == 1 and ulp_distance(got[4], want, np.float32) <= 1

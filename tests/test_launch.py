@@ -309,9 +309,12 @@ def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
             x[6, 0] = np.inf
             x[7, :2] = [np.inf, -np.inf]
             x[rows - 2, run - 1] = -np.inf
+        start = len(spy)
         got = reducemean.mean(x, axis=1)
         kernel = f"short_serial_{run}"
-        assert spy[-1] in (kernel, kernel + " in tasks")
+        # (the first kernel: a row whose values cancel to exactly 0, as
+        # [0.03183, -0.01773, -0.0141] does in float16, is redone after it)
+        assert spy[start] in (kernel, kernel + " in tasks")
         sums = x.astype(np.float64).sum(axis=1)  # exact
         if name == "int32":
             assert np.array_equal(sums, x.astype(np.int64).sum(axis=1))

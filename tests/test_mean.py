@@ -920,6 +920,73 @@ def test_float64_cancelled_sums_round_once(values):
                 assert ulp_distance(g[idx], ex[idx], np.float64) <= 1, (a.shape, axis, part, idx)
 
 
+# Values that cancel across more than float64's 53 bits once widened: a
+# plain float64 sum loses the small ones ([1e20, 1, -1e20] sums to 0).
+_CANCEL = {"float32": 1e20, "bfloat16": 2.0**60, "float16": 60000.0, "complex64": 1e20}
+
+
+def _cancelling(name, n, rng):
+    """``n`` values of dtype ``name`` whose large ones cancel, the small ones left."""
+    big = _CANCEL[name]
+    small = rng.integers(-8, 9, n) * (0.5 if name != "float16" else 2.0**-9)
+    v = small.astype(np.float64)
+    k = max(1, n // 5)
+    at = rng.permutation(n)
+    v[at[:k]] = big
+    v[at[k:2 * k]] = -big  # as many of each: the large ones cancel exactly
+    if name == "complex64":
+        w = np.roll(v, 3) * 1j + v
+        return w.astype(np.complex64)
+    return v.astype(resolve(name))
+
+
+def _layouts(name, rng):
+    """(array, axis) pairs covering the kernels' loops: runs, rows, short rows,
+    columns, strided, backwards and transposed views."""
+    f = lambda n: _cancelling(name, n, rng)  # noqa: E731
+    out = [(f(7), None), (f(40), None), (f(1300), None),         # short, vector steps, blocks
+           (f(40 * 6).reshape(6, 40), 1), (f(5 * 9).reshape(9, 5), 1),  # rows, short runs
+           (f(4 * 70).reshape(70, 4), 1), (f(8 * 70).reshape(70, 8), 1),  # rows of 4 and 8
+           (f(70 * 12).reshape(70, 12), 0), (f(300 * 3).reshape(300, 3), 0),  # columns
+           (f(6 * 90).reshape(6, 90)[:, ::2], 1), (f(6 * 90).reshape(6, 90)[:, ::3], 1),
+           (f(600)[::5], None), (f(300)[::-1], None), (f(30 * 8).reshape(30, 8).T, 1),
+           (f(4 * 6 * 10).reshape(4, 6, 10), (0, 2)), (f(16 * 24).reshape(16, 24)[:, ::2], 0)]
+    return out
+
+
+@pytest.mark.parametrize("name", ["float32", "bfloat16", "float16", "complex64"])
+def test_narrow_floats_that_cancel_are_within_an_ulp(name):
+    # The contract's rule for narrow floats, where the plain float64 sum
+    # loses values (those sums are redone with compensation): every loop's
+    # bound must catch them.  numpy's own mean is off here too.
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    part = np.float32 if name == "complex64" else resolve(name)
+    for a, axis in _layouts(name, rng):
+        for _ in range(2):  # and the memoised call
+            got = np.asarray(reducemean.mean(a, axis=axis))
+            parts = ("real", "imag") if a.dtype.kind == "c" else (None,)
+            for p in parts:
+                g = getattr(got, p) if p else got
+                src = getattr(a, p) if p else a
+                ex = np.asarray(exact_mean(src.astype(np.float64), axis=axis))
+                for idx in np.ndindex(g.shape):
+                    d = ulp_distance(g[idx], ex[idx], part)
+                    assert d <= 1, (a.shape, a.strides, axis, p, idx, float(g[idx]), ex[idx])
+
+
+def test_where_narrow_floats_that_cancel_are_within_an_ulp():
+    # where= sums its zero-filled temporary with compensation (the states
+    # have no second pass for plain sums that cancel).
+    rng = np.random.default_rng(5)
+    a = _cancelling("float32", 60 * 7, rng).reshape(60, 7)
+    mask = rng.random(a.shape) < 0.8
+    for axis in (0, 1, None):
+        got = np.asarray(reducemean.mean(a, axis=axis, where=mask))
+        ex = np.asarray(exact_mean_where(a.astype(np.float64), axis, mask))
+        for idx in np.ndindex(got.shape):
+            assert ulp_distance(got[idx], ex[idx], np.float32) <= 1, (axis, idx)
+
+
 def _exact_sum_float_vec(x):
     """Exact sum (a Fraction) of a 1-d float array: split each value into
     mantissa halves (int64) and exponent, sum the halves per exponent exactly."""

@@ -79,7 +79,7 @@ def mean(x, axis=None, dtype=None, keepdims=False):
         warnings.warn(EMPTY_SLICE, RuntimeWarning, stacklevel=2)
     out_ndim = x.ndim if keep else x.ndim - len(axes)
     chunk = functools.partial(_chunk, result_dtype=result_dtype)
-    merge = functools.partial(_combine, in_dtype=in_dtype)
+    merge = functools.partial(_combine, in_dtype=in_dtype, result_dtype=result_dtype)
     finish = functools.partial(
         _aggregate,
         in_dtype=in_dtype,
@@ -126,12 +126,13 @@ def _gather(parts, axes):
     return joined, sum(c for _, c in pieces)
 
 
-def _combine(parts, axis, keepdims, in_dtype, computing_meta=False):
+def _combine(parts, axis, keepdims, in_dtype, result_dtype, computing_meta=False):
     """An inner node of the reduction tree: its children's states merged."""
     if computing_meta:
         return parts
     st, count = _gather(parts, sorted(axis))
-    return {"states": states.reduce(st, axis, in_dtype, keepdims=True), "count": count}
+    merged = states.reduce(st, axis, in_dtype, keepdims=True, result_dtype=result_dtype)
+    return {"states": merged, "count": count}
 
 
 def _aggregate(parts, axis, keepdims, in_dtype, result_dtype, out_ndim, warn, computing_meta=False):
@@ -139,7 +140,7 @@ def _aggregate(parts, axis, keepdims, in_dtype, result_dtype, out_ndim, warn, co
     if computing_meta:
         return np.empty((0,) * out_ndim, result_dtype)
     st, count = _gather(parts, sorted(axis))
-    st = states.reduce(st, axis, in_dtype, keepdims=keepdims)
+    st = states.reduce(st, axis, in_dtype, keepdims=keepdims, result_dtype=result_dtype)
     if count == 0:
         if warn:
             warnings.warn(EMPTY_SLICE, RuntimeWarning, stacklevel=2)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .numerics import BF16, EXACT, HALF, NATIVE
+from .numerics import BF16, EXACT, FLOAT32, HALF, NATIVE
 
 __all__ = ["Entry", "entry_for", "is_bfloat16"]
 
@@ -75,10 +75,12 @@ def _make(dtype):
     if dtype == np.float16:
         return Entry(dtype, np.dtype(np.uint16), HALF, False, dtype, "float")
     if dtype in (np.float32, np.float64):
-        return Entry(dtype, dtype, NATIVE, False, dtype, "float")
+        return Entry(dtype, dtype, FLOAT32 if dtype == np.float32 else NATIVE, False, dtype,
+                     "float")
     if dtype in (np.complex64, np.complex128):
         part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
-        return Entry(dtype, part, NATIVE, True, dtype, "complex")
+        return Entry(dtype, part, FLOAT32 if part == np.float32 else NATIVE, True, dtype,
+                     "complex")
     if dtype == np.bool_:
         return Entry(dtype, np.dtype(np.uint8), NATIVE, False, f8, "bool")
     if dtype.kind in "iu" and dtype.itemsize in (1, 2, 4, 8) and dtype.type in _INT_TYPES:

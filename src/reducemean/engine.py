@@ -13,7 +13,9 @@ import numpy as np
 
 from . import blocks, fold, launch
 from .dispatch import entry_for, is_bfloat16
-from .numerics import BF16, F16C, HALF, scaled_token
+from .numerics import (
+    BF16, EXACT, F16C, HALF, REDO_BF16, REDO_F16, REDO_F32, REDO_F64, scaled_token,
+)
 from .plan import plan_for
 from .span import span_view
 
@@ -144,7 +146,7 @@ def _reduce_flat(a, plan, entry, result):
         rounded = True
     bad = run(plan, storage_view(a, plan, entry), target, entry.token_for(rd), entry)
     if bad:
-        redo_out_of_range(a, plan, entry, target)
+        redo(a, plan, entry, target)
     if rounded:
         result[...] = target.astype(rd)
     elif rd.kind == "c" and (bad or rd.itemsize // 2 < entry.storage.itemsize):
@@ -184,6 +186,85 @@ def run(plan, buf, out, tok, entry):
     if way is not None:
         return way.run(plan, buf, out, tok, entry)
     return launch.run(plan, buf, out, tok, entry.cost)
+
+
+#: Outputs marked for a second pass (see :func:`redo`) that are redone one by
+#: one, at most; with more, the whole plan is summed again.
+MEND_MAX = 16
+
+
+def redo(a, plan, entry, target):
+    """The second pass, for means the kernels counted as not final.
+
+    ``target`` is the flat result in the plan's output order (or its parts,
+    or a 16-bit result's bits).  float64 storage: :func:`redo_out_of_range`.
+    The plain float64 sums of narrower floats (float32, complex64 parts,
+    float16, bfloat16) carry a bound of their rounding error, and an output
+    whose bound does not clear its mean (numerics.bounded: values that
+    cancel across more than float64's 53 bits, ``[1e20, 1, -1e20]`` in
+    float32) is stored as a NaN of its own payload.  Those outputs are
+    summed again with compensation, as a float64 result sums them: one by
+    one from their own values in ``a``, or, past MEND_MAX of them, the whole
+    plan again, every mean taken from that pass.
+    """
+    flat = target.reshape(-1)
+    if flat.dtype.kind == "c":
+        flat = flat.view(flat.real.dtype)
+    if entry.storage == _F8:
+        redo_out_of_range(a, plan, entry, flat)
+        return
+    if flat.dtype == _F8:  # a float64 result is summed with compensation: nothing marked
+        return
+    marks = marked_for_redo(flat, entry)
+    if marks.size > MEND_MAX:
+        means = np.empty(plan.nout, _F8)
+        run(plan, storage_view(a, plan, entry), means, EXACT[entry.token.dtype], entry)
+        put_means(flat, slice(None), means, entry)
+        return
+    part = entry_for(entry.storage) if entry.pairs else entry
+    for t in marks.tolist():
+        sub = a[_values_of(plan, t // 2 if entry.pairs else t, a.ndim)]
+        if entry.pairs:  # the part alone: a complex mean would spread a non-finite part
+            sub = sub.imag if t % 2 else sub.real
+        sub, whole = get_plan(sub, tuple(range(sub.ndim)), False, part)
+        put_means(flat, t, reduce_new(sub, whole, part, _F8)[()], entry)
+
+
+def marked_for_redo(flat, entry):
+    """Where the kernels stored a mean to redo (numerics.REDO_F32 and its kin)."""
+    if flat.itemsize == 2:
+        mark = REDO_F16 if entry.token is HALF else REDO_BF16
+        return np.flatnonzero(flat.view(np.uint16) == mark)
+    if flat.dtype == _F4:
+        return np.flatnonzero(flat.view(np.uint32) == REDO_F32)
+    return np.flatnonzero(flat.view(np.uint64) == np.array(REDO_F64).view(np.uint64))
+
+
+def put_means(flat, where, means, entry):
+    """``flat[where] = means`` (float64), rounded to ``flat``'s type; 16-bit results as bits."""
+    if flat.itemsize == 2:
+        flat.view(np.uint16)[where] = np.asarray(means).astype(entry.dtype).view(np.uint16)
+    else:
+        flat[where] = means
+
+
+def _values_of(plan, o, ndim):
+    """The index of ``a`` that selects the values of the plan's output ``o`` (a view)."""
+    if plan.permute is None:
+        at = np.unravel_index(o, plan.out_shape)
+    else:  # o counts the kept dims in memory order: see reduce_new
+        shape, order = plan.permute
+        mem = list(np.unravel_index(o, shape))
+        for k in plan.flipped:
+            mem[k] = shape[k] - 1 - mem[k]
+        moved = tuple(mem[k] for k in order)
+        at = np.unravel_index(np.ravel_multi_index(moved, tuple(shape[k] for k in order)),
+                              plan.out_shape)
+    at = [int(i) for i in at]
+    if len(at) == ndim:  # keepdims: the reduced axes' zeros stand in the index
+        return tuple(slice(None) if d in plan.axes else at[d] for d in range(ndim))
+    kept = iter(at)
+    return tuple(slice(None) if d in plan.axes else next(kept) for d in range(ndim))
 
 
 def redo_out_of_range(a, plan, entry, target):
@@ -242,7 +323,7 @@ def supported_result(dtype, entry):
 
 
 __all__ = [
-    "native", "storage_view", "get_plan", "reduce_into", "reduce_new", "run", "redo_out_of_range",
-    "out_of_range", "supported_result", "entry_for", "writes_bits", "summed_by", "permute_into",
-    "forwards", "reverser",
+    "native", "storage_view", "get_plan", "reduce_into", "reduce_new", "run", "redo",
+    "redo_out_of_range", "marked_for_redo", "put_means", "out_of_range", "supported_result",
+    "entry_for", "writes_bits", "summed_by", "permute_into", "forwards", "reverser",
 ]

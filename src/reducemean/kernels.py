@@ -58,8 +58,9 @@ from .cacheload import adopt
 from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, opaque_one, plain_f64, run_pair_f64, run_parts,
     run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_sum, SHORT_VEC_STEP,
-    short_add, short_exact, short_state, short_sums, short_vec, short_zero, stack_f64,
-    state_arrays, step2_columns, store, store_block, store_short, superset_arrays,
+    magnitude_join, magnitude_zero, short_add, short_clear, short_exact, short_negative,
+    short_state, short_sums, short_vec, short_zero, stack_f64, state_arrays, step2_columns,
+    store, store_block, store_short, superset_arrays,
     superset_columns, superset_keep, wide_int_states, widen, zero_state,
 )
 from .tasks import borrow, call_task, keep
@@ -361,17 +362,25 @@ def _short_rows_vec(buf, out, tok, base, lo, hi, run):
         m = hi - o
         if m >= SHORT_VEC_STEP:
             m = SHORT_VEC_STEP
-            for j in range(0, SHORT_VEC_STEP, 4):
-                short_sums(buf, base + (o + j) * run, run, sums, j, tok)
+            t = short_sums(buf, base + o * run, run, sums, tok)
         else:
+            t = magnitude_zero(buf)
             for j in range(m):
                 s = 0.0
                 for i in range(run):
-                    s += np.float64(widen(buf[np.uint64(base + (o + j) * run + i)], tok))
+                    v = buf[np.uint64(base + (o + j) * run + i)]
+                    s += np.float64(widen(v, tok))
+                    t = magnitude_join(t, v, buf, tok)
                 sums[j] = s
-        for j in range(m):
-            a, b = short_state(sums, j, buf, tok)
-            bad += store_short(out, np.uint64(o + j), a, b, run, buf, tok)
+        neg = short_negative(t, run, buf, tok)
+        if short_clear(sums, m, neg, run, buf, tok):
+            for j in range(m):
+                a, b = short_state(sums, j, None, run, buf, tok)
+                bad += store_short(out, np.uint64(o + j), a, b, run, buf, tok)
+        else:
+            for j in range(m):
+                a, b = short_state(sums, j, neg, run, buf, tok)
+                bad += store_short(out, np.uint64(o + j), a, b, run, buf, tok)
     return bad
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from . import launch, states
 from .dispatch import entry_for
 from .engine import (
-    EMPTY_SLICE, complex_nonfinite_as_numpy, get_plan, native, out_of_range, redo_out_of_range,
+    EMPTY_SLICE, complex_nonfinite_as_numpy, get_plan, native, out_of_range, redo,
     reduce_into, reduce_new, reverser, summed_by, supported_result, writes_bits,
 )
 from .numerics import scaled_token
@@ -125,13 +125,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
                 # thread has a buffer of its own while its kernel runs.
                 res = shape.pop() if shape else _empty(1, rd)
                 if kern(buf, params, res, tok, *extra):
-                    redo_out_of_range(a, plan, entry, res)
+                    _again(a, plan, entry, res)
                 val = res[0]
                 shape.append(res)
                 return val
             res = _empty(nout, rd)
             if kern(buf, params, res, tok, *extra):
-                redo_out_of_range(a, plan, entry, res)
+                _again(a, plan, entry, res)
             if shape is True:
                 return res
             if type(shape) is tuple:
@@ -249,8 +249,14 @@ def _masked(a, entry, plan, axes, rd, where):
 
 
 def _masked_means(filled, axes, counts, rd):
-    st, _ = states.partial(filled, axes, keepdims=True)
-    return states.finish(st, counts, filled.dtype, rd, spread=False)
+    # Summed as a float64 (complex128) result is, with compensation, and
+    # rounded to ``rd`` after: the states have no second pass for plain
+    # sums of narrow floats that cancel (engine.redo), and this path copies
+    # the input anyway.
+    wide = np.dtype(np.complex128 if rd.kind == "c" else np.float64)
+    st, _ = states.partial(filled, axes, keepdims=True, result_dtype=wide)
+    means = states.finish(st, counts, filled.dtype, wide, spread=False)
+    return means if rd == wide else means.astype(rd)
 
 
 def _remember(a, axis, keepdims, plan, entry, rd):
@@ -346,19 +352,23 @@ def _bits_kernel(kern, storage):
 def _parts_kernel(kern, plan, entry):
     """``kern`` called on a complex input and result, through views of their float parts.
 
-    It finishes what reduce_into would: sums out of range are redone, and a
-    non-finite part spreads as in numpy.  So it returns 0.
+    Returns the kernel's count: the caller redoes (:func:`_again`).
     """
     storage = entry.storage
 
     def parts(buf, p, out, tok, *extra):
-        floats = out.view(storage)
-        if kern(buf.reshape(-1).view(storage), p, floats, tok, *extra):
-            redo_out_of_range(buf, plan, entry, floats)
-            complex_nonfinite_as_numpy(out)
-        return 0
+        return kern(buf.reshape(-1).view(storage), p, out.view(storage), tok, *extra)
 
     return parts
+
+
+def _again(a, plan, entry, res):
+    """What reduce_into does after a count: the second pass, and a complex
+    non-finite part spread as in numpy (every sum finite and in range gives
+    finite means, so only then)."""
+    redo(a, plan, entry, res)
+    if entry.pairs:
+        complex_nonfinite_as_numpy(res)
 
 
 launch._ON_CHANGE.append(_DIRECT.clear)

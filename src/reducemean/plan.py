@@ -270,6 +270,9 @@ class Plan:
     #: forwards from their other end (see make_plan): the result is that
     #: buffer with these axes reversed, then transposed
     flipped: tuple = ()
+    #: the reduced axes of the input, normalised (reducemean.engine.redo
+    #: finds an output's values through them)
+    axes: tuple = ()
 
     @property
     def work(self) -> int:
@@ -530,7 +533,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
         block = _runs_block(merged, count, nout)
     plan = Plan(
         pattern, family, kept, reduced, count, nout, out_shape, span, base, params, folded,
-        run_step, fallback, group, permute, block, tuple(flipped),
+        run_step, fallback, group, permute, block, tuple(flipped), tuple(axes),
     )
     if block is None and kept_order is None and family == "outer" and len(kept) > 1 and (
             count * nout >= PERMUTE_MIN):

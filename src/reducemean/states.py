@@ -20,8 +20,10 @@ import numpy as np
 from . import kernels, launch
 from .dispatch import entry_for
 from .engine import (
-    complex_nonfinite_as_numpy, forwards, get_plan, native, permute_into, storage_view, summed_by,
+    complex_nonfinite_as_numpy, forwards, get_plan, marked_for_redo, native, permute_into,
+    put_means, storage_view, summed_by,
 )
+from .numerics import is_bounded
 from .plan import normalize_axis
 
 __all__ = ["partial", "combine", "reduce", "finish", "state_dtype"]
@@ -73,18 +75,36 @@ def partial(a, axis=None, keepdims=True, result_dtype=None):
     return states, plan.count
 
 
-def combine(s1, s2, dtype):
-    """States of the union of two disjoint blocks (same shapes)."""
+def _token(entry, result_dtype):
+    """The reader token :func:`partial` sums with for ``result_dtype``.
+
+    States merge and finish as they were summed: narrow floats wanted in
+    float64 carry a compensation, in their own type a bound (see
+    reducemean.numerics.bounded).
+    """
+    rd = entry.mean_dtype if result_dtype is None else np.dtype(result_dtype)
+    return entry.token_for(rd)
+
+
+def combine(s1, s2, dtype, result_dtype=None):
+    """States of the union of two disjoint blocks (same shapes).
+
+    ``result_dtype`` as given to :func:`partial`.
+    """
     entry = _entry(dtype)
     out = np.array(s1, dtype=entry.state_dtype, copy=True, order="C")
     other = np.ascontiguousarray(s2, dtype=entry.state_dtype)
-    kernels.merge_states(out.reshape(-1, 2), other.reshape(-1, 2), entry.token)
+    kernels.merge_states(out.reshape(-1, 2), other.reshape(-1, 2), _token(entry, result_dtype))
     return out
 
 
-def reduce(states, axis, dtype, keepdims=True):
-    """Merge states along ``axis`` (an int or tuple, of the result's axes)."""
+def reduce(states, axis, dtype, keepdims=True, result_dtype=None):
+    """Merge states along ``axis`` (an int or tuple, of the result's axes).
+
+    ``result_dtype`` as given to :func:`partial`.
+    """
     entry = _entry(dtype)
+    tok = _token(entry, result_dtype)
     lead = states.ndim - (2 if entry.pairs else 1)
     axes = normalize_axis(axis, lead)
     if not axes:
@@ -99,7 +119,7 @@ def reduce(states, axis, dtype, keepdims=True):
         flat = acc.reshape(-1, 2)
         for k in range(1, n):
             other = np.ascontiguousarray(pieces[k]).reshape(-1, 2)
-            kernels.merge_states(flat, other, entry.token)
+            kernels.merge_states(flat, other, tok)
     if keepdims:
         acc = np.expand_dims(acc, axes)
     return acc
@@ -113,7 +133,10 @@ def finish(states, count, dtype, result_dtype=None, spread=True):
     ``numpy.mean``'s result dtype for ``dtype``.  A zero count gives NaN
     (the caller warns).  A complex mean with a non-finite part has it
     spread into the other part as numpy does, unless ``spread`` is false
-    (for a caller that redoes parts first: see numpy_api._masked).
+    (for a caller that redoes parts first: see numpy_api._masked).  States
+    of narrow floats must come from :func:`partial` with the same
+    ``result_dtype``.  Their sums are not redone where the bound of a
+    plain sum's rounding does not clear it (see reducemean.engine.redo).
     """
     entry = _entry(dtype)
     rd = np.dtype(result_dtype) if result_dtype is not None else entry.mean_dtype
@@ -135,14 +158,23 @@ def finish(states, count, dtype, result_dtype=None, spread=True):
         res = None
         target = np.empty(int(np.prod(lead)), np.float64)
     flat = np.ascontiguousarray(states).reshape(-1, 2)
+    tok = _token(entry, rd)
     if np.ndim(count) == 0:
-        kernels.finish_states(flat, count, target, entry.token)
+        counts = count
+        kernels.finish_states(flat, count, target, tok)
     else:
         counts = np.broadcast_to(np.asarray(count, np.int64), lead)
         if entry.pairs:  # one count per complex value: the same for both parts
             counts = np.repeat(counts.reshape(-1), 2)
         counts = np.ascontiguousarray(counts).reshape(-1)
-        kernels.finish_states_counts(flat, counts, target, entry.token)
+        kernels.finish_states_counts(flat, counts, target, tok)
+    if is_bounded(tok) and rd.kind not in "iu":
+        # Means marked for a second pass have no values here to redo them
+        # from: they are the plain sums' (see reducemean.engine.redo).
+        marks = marked_for_redo(target, entry)
+        if marks.size:
+            n = counts if np.ndim(counts) == 0 else counts[marks]
+            put_means(target, marks, flat[marks, 0] / n, entry)
     if res is None:
         res = target.reshape(lead).astype(rd)
     elif entry.pairs and spread:
