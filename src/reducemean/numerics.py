@@ -856,6 +856,24 @@ def _vec_fast_two_sum(builder, s, c, x):
     return t, builder.fadd(c, builder.fadd(builder.fsub(big, t), small))
 
 
+def _loop(builder, name):
+    """A counted loop's blocks: ``(i, entry, head, body, done)``, the builder at the head.
+
+    ``i`` is the head's int64 counter phi, 0 from the block before; the
+    caller adds its other phis, branches to ``body`` or ``done``, and in
+    the body adds ``i``'s next value and branches back to the head.
+    """
+    entry = builder.basic_block
+    head = builder.append_basic_block(f"{name}.head")
+    body = builder.append_basic_block(f"{name}.body")
+    done = builder.append_basic_block(f"{name}.done")
+    builder.branch(head)
+    builder.position_at_end(head)
+    i = builder.phi(ir.IntType(64))
+    i.add_incoming(ir.Constant(ir.IntType(64), 0), entry)
+    return i, entry, head, body, done
+
+
 def _phi2(builder, v1, b1, v2, b2):
     phi = builder.phi(v1.type)
     phi.add_incoming(v1, b1)
@@ -904,14 +922,7 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
             first = builder.add(builder.mul(i, ir.Constant(i64, 8)), ir.Constant(i64, 4 * k))
             return _strided_vector(builder, base, first, stride, align)
         zero = ir.Constant(_V4, None)
-        entry = builder.basic_block
-        head = builder.append_basic_block("lanes8.head")
-        body = builder.append_basic_block("lanes8.body")
-        done = builder.append_basic_block("lanes8.done")
-        builder.branch(head)
-        builder.position_at_end(head)
-        i = builder.phi(i64)
-        i.add_incoming(ir.Constant(i64, 0), entry)
+        i, entry, head, body, done = _loop(builder, "lanes8")
         acc = [builder.phi(_V4) for _ in range(4 * rows)]  # s0, c0, s1, c1 per run
         for phi in acc:
             phi.add_incoming(zero, entry)
@@ -1392,25 +1403,6 @@ def run_parts(buf, off, n, tok):
     """
 
 
-# complex64: both parts in one loop; LLVM loads whole vectors and splits the
-# even and odd lanes (interleaved access), so the loop still vectorises.
-@njit(fastmath={"reassoc", "contract"}, **_HELPER)
-def _parts_f(buf, off, n, tok):
-    s0 = 0.0
-    s1 = 0.0
-    t0 = magnitude_zero(buf)
-    t1 = magnitude_zero(buf)
-    for i in range(n):
-        k = off + 2 * i
-        x = buf[np.uint64(k)]
-        y = buf[np.uint64(k + 1)]
-        s0 += widen(x, tok)
-        s1 += widen(y, tok)
-        t0 = magnitude_join(t0, x, buf, tok)
-        t1 = magnitude_join(t1, y, buf, tok)
-    return s0, t0, s1, t1
-
-
 def _parts_f_call(buf, off, n, tok):
     """The bounded states of both parts of ``n`` contiguous complex64 values."""
 
@@ -1429,7 +1421,7 @@ def _parts_f_blocks(buf, off, n, tok):
     ar = br = ai = bi = 0.0
     for lo in range(0, n, BOUND_BLOCK):
         m = n - lo if n - lo < BOUND_BLOCK else BOUND_BLOCK
-        s0, t0, s1, t1 = _parts_f(buf, off + 2 * lo, m, tok)
+        s0, t0, s1, t1 = _parts_rows_f(buf, off + 2 * lo, m, 1, 0, tok)
         ar += s0
         ai += s1
         br += magnitude_bound(t0, m, s0, buf, tok) + abs(ar)
@@ -1462,6 +1454,8 @@ def _parts_rows_strided_vec(buf, off, n, stride, rows, rstride, tok):
     return _f64_lanes8_parts_strided_runs(buf, off, stride, 2 * n, rows, rstride)
 
 
+# complex64: both parts in one loop; LLVM loads whole vectors and splits the
+# even and odd lanes (interleaved access), so the loop still vectorises.
 @njit(fastmath={"reassoc", "contract"}, **_HELPER)
 def _parts_rows_f(buf, off, n, rows, rstride, tok):
     s0 = 0.0
@@ -1844,14 +1838,7 @@ def _step2_codegen(kind):
         align = size if sig.args[0].aligned else 1
         base = builder.bitcast(builder.gep(ary.data, [off]), elem.as_pointer())
         add = builder.add if integer else builder.fadd
-        entry = builder.basic_block
-        head = builder.append_basic_block("step2.head")
-        body = builder.append_basic_block("step2.body")
-        done = builder.append_basic_block("step2.done")
-        builder.branch(head)
-        builder.position_at_end(head)
-        i = builder.phi(i64)
-        i.add_incoming(ir.Constant(i64, 0), entry)
+        i, entry, head, body, done = _loop(builder, "step2")
         acc = [builder.phi(acc_t) for _ in range(4)]
         for phi in acc:
             phi.add_incoming(ir.Constant(acc_t, None), entry)
@@ -2101,38 +2088,34 @@ def _unit_kind(buf, tok):
     return kind if kind in ("f32", "bf16", "f16") else None
 
 
-@intrinsic
-def _sum_unit(typingctx, buf, off, n, tok):
-    """The bounded ``(a, b)`` state of ``buf[off : off + n]``, in vector lanes (see bounded)."""
-    kind = _unit_kind(buf, tok)
-    if kind is None or not (isinstance(off, types.Integer) and isinstance(n, types.Integer)):
-        return None
-    sig = types.UniTuple(types.float64, 2)(buf, types.int64, types.int64, tok)
-    inner = _unit_codegen(kind)
+def _unit_intrinsic(parts):
+    """The typer of :func:`_sum_unit` (``parts``: :func:`_sum_unit_parts`)."""
 
-    def codegen(context, builder, sig_, args):
-        args = [args[0], context.cast(builder, args[1], sig_.args[1], types.int64),
-                context.cast(builder, args[2], sig_.args[2], types.int64), args[3]]
-        return inner(context, builder, sig_, args)
+    def typer(typingctx, buf, off, n, tok):
+        kind = _unit_kind(buf, tok)
+        if kind is None or (parts and kind != "f32") or not (
+                isinstance(off, types.Integer) and isinstance(n, types.Integer)):
+            return None
+        sig = types.UniTuple(types.float64, 4 if parts else 2)(
+            buf, types.int64, types.int64, tok)
+        inner = _unit_codegen(kind, parts)
 
-    return sig, codegen
+        def codegen(context, builder, sig_, args):
+            args = [args[0], context.cast(builder, args[1], sig_.args[1], types.int64),
+                    context.cast(builder, args[2], sig_.args[2], types.int64), args[3]]
+            return inner(context, builder, sig_, args)
+
+        return sig, codegen
+
+    return typer
 
 
-@intrinsic
-def _sum_unit_parts(typingctx, buf, off, n, tok):
-    """The bounded states of both parts of the ``n // 2`` complex64 values from ``buf[off]``."""
-    if _unit_kind(buf, tok) != "f32" or not (
-            isinstance(off, types.Integer) and isinstance(n, types.Integer)):
-        return None
-    sig = types.UniTuple(types.float64, 4)(buf, types.int64, types.int64, tok)
-    inner = _unit_codegen("f32", parts=True)
-
-    def codegen(context, builder, sig_, args):
-        args = [args[0], context.cast(builder, args[1], sig_.args[1], types.int64),
-                context.cast(builder, args[2], sig_.args[2], types.int64), args[3]]
-        return inner(context, builder, sig_, args)
-
-    return sig, codegen
+#: ``_sum_unit(buf, off, n, tok)``: the bounded ``(a, b)`` state of
+#: ``buf[off : off + n]``, in vector lanes (see bounded and _unit_codegen)
+_sum_unit = intrinsic(_unit_intrinsic(False))
+#: ``_sum_unit_parts(buf, off, n, tok)``: the bounded states of both parts
+#: of the ``n // 2`` complex64 values from ``buf[off]``
+_sum_unit_parts = intrinsic(_unit_intrinsic(True))
 
 
 @intrinsic
@@ -2202,14 +2185,7 @@ def _row_sums_codegen(kind, run):
         i64 = ir.IntType(64)
         align = size if sig.args[0].aligned else 1
         first = builder.bitcast(builder.gep(ary.data, [args[1]]), elem.as_pointer())
-        entry = builder.basic_block
-        head = builder.append_basic_block("rows.head")
-        body = builder.append_basic_block("rows.body")
-        done = builder.append_basic_block("rows.done")
-        builder.branch(head)
-        builder.position_at_end(head)
-        g = builder.phi(i64)
-        g.add_incoming(ir.Constant(i64, 0), entry)
+        g, entry, head, body, done = _loop(builder, "rows")
         top = builder.phi(lanes)
         top.add_incoming(ir.Constant(lanes, None), entry)
         builder.cbranch(builder.icmp_signed("<", g, ir.Constant(i64, SHORT_VEC_STEP // 4)),
