@@ -315,3 +315,21 @@ def test_a_nan_with_the_marks_payload_stays_nan():
     assert np.isnan(got[1]) and np.isnan(got[2]) and got[3] == np.inf
     want = exact_mean(a[4:].astype(np.float64), 1)[0]
     assert got[0] == 1 and ulp_distance(got[4], want, np.float32) <= 1
+
+
+@pytest.mark.parametrize("run", [4, 8])
+def test_non_finite_rows_leave_their_neighbours_bounded(run):
+    # Rows of 4 and 8 share their step's largest negative magnitude; a
+    # negative NaN (x86's default NaN) or -Inf among them must not hide
+    # another row's cancellation.
+    a = np.ones((200, run), np.float32)
+    a[3, 0] = np.array(0xFFC00000, np.uint32).view(np.float32)  # -NaN
+    a[4, 1] = -np.inf
+    a[5, :3] = (1e20, 1.0, -1e20)
+    a[197, :3] = (1e20, 1.0, -1e20)  # among the last rows, summed one by one
+    a[198, 0] = np.array(0xFFC00000, np.uint32).view(np.float32)
+    got = reducemean.mean(a, axis=1)
+    assert np.isnan(got[3]) and np.isnan(got[198]) and got[4] == -np.inf
+    want = exact_mean(a[5:6].astype(np.float64), 1)[0]
+    assert ulp_distance(got[5], want, np.float32) <= 1
+    assert ulp_distance(got[197], want, np.float32) <= 1

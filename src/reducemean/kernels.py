@@ -59,9 +59,9 @@ from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, opaque_one, plain_f64, run_pair_f64, run_parts,
     run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_sum, SHORT_VEC_STEP,
     magnitude_join, magnitude_zero, short_add, short_clear, short_exact, short_negative,
-    short_state, short_sums, short_vec, short_zero, stack_f64, state_arrays, step2_columns,
-    store, store_block, store_short, superset_arrays,
-    superset_columns, superset_keep, wide_int_states, widen, zero_state,
+    short_poisoned, short_state, short_sums, short_vec, short_zero, stack_f64, state_arrays,
+    step2_columns, store, store_block, store_short, superset_arrays, superset_columns,
+    superset_keep, wide_int_states, widen, zero_state,
 )
 from .tasks import borrow, call_task, keep
 
@@ -363,14 +363,22 @@ def _short_rows_vec(buf, out, tok, base, lo, hi, run):
         if m >= SHORT_VEC_STEP:
             m = SHORT_VEC_STEP
             t = short_sums(buf, base + o * run, run, sums, tok)
+            if short_poisoned(t, buf, tok):  # joined again, Inf and NaN left out
+                t = magnitude_zero(buf)
+                for k in range(m * run):
+                    v = buf[np.uint64(base + o * run + k)]
+                    if np.isfinite(widen(v, tok)):
+                        t = magnitude_join(t, v, buf, tok)
         else:
             t = magnitude_zero(buf)
             for j in range(m):
                 s = 0.0
                 for i in range(run):
                     v = buf[np.uint64(base + (o + j) * run + i)]
-                    s += np.float64(widen(v, tok))
-                    t = magnitude_join(t, v, buf, tok)
+                    x = np.float64(widen(v, tok))
+                    s += x
+                    if np.isfinite(x):  # as short_poisoned: not finite, not joined
+                        t = magnitude_join(t, v, buf, tok)
                 sums[j] = s
         neg = short_negative(t, run, buf, tok)
         if short_clear(sums, m, neg, run, buf, tok):
