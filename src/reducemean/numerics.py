@@ -293,9 +293,10 @@ def bounded(tok):
     The plain float64 sums of narrower floats (the ``F`` family: tokens
     FLOAT32, HALF, BF16) keep in ``b`` a bound ``B`` of their rounding
     error: ``|sum - a| <= 2**-53 * B`` (to first order).  Every add of a
-    sum whose result is ``t`` adds ``|t|`` to it, and a sum of ``m`` values
-    taken in any order (a vectorised reduction) adds ``(m - 1)`` times the
-    sum of their magnitudes.  :func:`store` checks it against the result
+    sum whose result is ``t`` adds ``|t|`` to it, and a block of values
+    summed in vector lanes (or in any order) adds the most adds a value
+    passes through times the block's sum of magnitudes
+    (:func:`magnitude_bound`).  :func:`store` checks it against the result
     (:data:`BOUND_RATIO`).  A loop that adds nothing to ``b`` claims an
     exact sum.
     """
@@ -530,11 +531,11 @@ def stack_f64(typingctx, n):
 
 
 #: Values in one block of a bounded plain sum (see :func:`bounded`).  A block
-#: is summed in any order (reassociated, so LLVM vectorises it) and adds
-#: ``(m - 1) * sum(|x|)`` to the bound; the blocks' sums are then added in
-#: turn.  Smaller blocks bound tighter: zero-mean values are redone when
-#: their sum is below about ``BOUND_BLOCK * sqrt(n) * 2**-26`` of their
-#: spread, larger ones cost more in cache, each a block's horizontal adds.
+#: is summed in vector lanes (or in any order, where LLVM reassociates the
+#: loop) and adds its depth times its sum of magnitudes to the bound
+#: (magnitude_bound); the blocks' sums are then added in turn.  Smaller
+#: blocks bound tighter (the depth grows with them), larger ones cost more
+#: in cache, each a block's horizontal adds.
 BOUND_BLOCK = 512
 
 
