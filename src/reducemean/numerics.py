@@ -673,8 +673,7 @@ def _blocked(block, step):
         for lo in range(0, n, BOUND_BLOCK):
             m = n - lo if n - lo < BOUND_BLOCK else BOUND_BLOCK
             s, t = block(buf, off + lo * step, m, tok)
-            a += s
-            b += magnitude_bound(t, m, s, buf, tok) + abs(a)
+            a, b = merge(a, b, s, magnitude_bound(t, m, s, buf, tok), tok)
         return a, b
 
     return run
@@ -731,12 +730,9 @@ def _rows_f_strided(buf, off, n, stride, rows, rstride, tok):
             s0 += widen(buf[np.uint64(base + i * stride)], tok)
             c0 += abs(s0)
             i += 1
-    lo = (s0 + s1) + (s2 + s3)
-    hi = (s4 + s5) + (s6 + s7)
-    a = lo + hi
-    b = ((c0 + c1) + (c2 + c3)) + ((c4 + c5) + (c6 + c7))
-    b += (abs(s0 + s1) + abs(s2 + s3)) + (abs(s4 + s5) + abs(s6 + s7))
-    return a, b + (abs(lo) + abs(hi)) + abs(a)
+    lo = merge(*merge(s0, c0, s1, c1, tok), *merge(s2, c2, s3, c3, tok), tok)
+    hi = merge(*merge(s4, c4, s5, c5, tok), *merge(s6, c6, s7, c7, tok), tok)
+    return merge(*lo, *hi, tok)
 
 
 @register_jitable
@@ -1348,15 +1344,13 @@ def _rows_f(buf, off, n, stride, rows, rstride, tok):
     if n >= 16:  # whole vector steps: each run its own blocks
         for r in range(rows):
             s, t = _run_f(buf, off + r * rstride, n, 1, tok)
-            a += s
-            b += t + abs(a)
+            a, b = merge(a, b, s, t, tok)
         return a, b
     group = BOUND_BLOCK // n if n > 1 else BOUND_BLOCK
     for r in range(0, rows, group):
         k = rows - r if rows - r < group else group
         s, t = _rows_block_f(buf, off + r * rstride, n, k, rstride, tok)
-        a += s
-        b += magnitude_bound(t, k * n, s, buf, tok) + abs(a)
+        a, b = merge(a, b, s, magnitude_bound(t, k * n, s, buf, tok), tok)
     return a, b
 
 
@@ -1423,10 +1417,8 @@ def _parts_f_blocks(buf, off, n, tok):
     for lo in range(0, n, BOUND_BLOCK):
         m = n - lo if n - lo < BOUND_BLOCK else BOUND_BLOCK
         s0, t0, s1, t1 = _parts_rows_f(buf, off + 2 * lo, m, 1, 0, tok)
-        ar += s0
-        ai += s1
-        br += magnitude_bound(t0, m, s0, buf, tok) + abs(ar)
-        bi += magnitude_bound(t1, m, s1, buf, tok) + abs(ai)
+        ar, br = merge(ar, br, s0, magnitude_bound(t0, m, s0, buf, tok), tok)
+        ai, bi = merge(ai, bi, s1, magnitude_bound(t1, m, s1, buf, tok), tok)
     return ar, br, ai, bi
 
 
@@ -1483,19 +1475,15 @@ def _parts_rows_f_call(buf, off, n, stride, rows, rstride, tok):
     if n > BOUND_BLOCK:
         for r in range(rows):
             s0, t0, s1, t1 = _parts_f_call(buf, off + r * rstride, n, tok)
-            ar += s0
-            ai += s1
-            br += t0 + abs(ar)
-            bi += t1 + abs(ai)
+            ar, br = merge(ar, br, s0, t0, tok)
+            ai, bi = merge(ai, bi, s1, t1, tok)
         return ar, br, ai, bi
     group = BOUND_BLOCK // n if n > 1 else BOUND_BLOCK
     for r in range(0, rows, group):
         k = rows - r if rows - r < group else group
         s0, t0, s1, t1 = _parts_rows_f(buf, off + r * rstride, n, k, rstride, tok)
-        ar += s0
-        ai += s1
-        br += magnitude_bound(t0, k * n, s0, buf, tok) + abs(ar)
-        bi += magnitude_bound(t1, k * n, s1, buf, tok) + abs(ai)
+        ar, br = merge(ar, br, s0, magnitude_bound(t0, k * n, s0, buf, tok), tok)
+        ai, bi = merge(ai, bi, s1, magnitude_bound(t1, k * n, s1, buf, tok), tok)
     return ar, br, ai, bi
 
 
@@ -1624,16 +1612,9 @@ def _parts_rows_f_strided(buf, off, n, stride, rows, rstride, tok):
             cr += abs(r0)
             ci += abs(i0)
             k += stride
-    return _four_bounded(r0, r1, r2, r3, cr) + _four_bounded(i0, i1, i2, i3, ci)
-
-
-@register_jitable
-def _four_bounded(s0, s1, s2, s3, c):
-    """The state of four lanes' sums whose bounds add to ``c``: (s0 + s1) + (s2 + s3)."""
-    lo = s0 + s1
-    hi = s2 + s3
-    a = lo + hi
-    return a, c + (abs(lo) + abs(hi)) + abs(a)
+    ar, br = merge(*merge(r0, cr, r1, 0.0, tok), *merge(r2, 0.0, r3, 0.0, tok), tok)
+    ai, bi = merge(*merge(i0, ci, i1, 0.0, tok), *merge(i2, 0.0, i3, 0.0, tok), tok)
+    return ar, br, ai, bi
 
 
 # complex64 strided: both parts in one pass, two float64 sums each.
@@ -1662,9 +1643,7 @@ def _parts_f_strided_call(buf, off, n, stride, tok):
         i0 += widen(buf[np.uint64(k + 1)], tok)
         cr += abs(r0)
         ci += abs(i0)
-    ar = r0 + r1
-    ai = i0 + i1
-    return ar, cr + abs(ar), ai, ci + abs(ai)
+    return merge(r0, cr, r1, 0.0, tok) + merge(i0, ci, i1, 0.0, tok)
 
 
 @overload(run_parts_strided, jit_options=_OVERLOAD_OPTS)
@@ -1716,10 +1695,9 @@ def _parts_f_step2(buf, off, n, tok):
     for lo in range(0, 2 * m, BOUND_BLOCK):
         k = 2 * m - lo if 2 * m - lo < BOUND_BLOCK else BOUND_BLOCK
         sr, si, t = _sum_parts_step2(buf, off + 2 * lo, k, tok)
-        ar += sr
-        ai += si
-        br += magnitude_bound(np.uint32(t), k // 2, sr, buf, tok, k // 16 + 4) + abs(ar)
-        bi += magnitude_bound(np.uint32(t), k // 2, si, buf, tok, k // 16 + 4) + abs(ai)
+        depth = k // 16 + 4
+        ar, br = merge(ar, br, sr, magnitude_bound(np.uint32(t), k // 2, sr, buf, tok, depth), tok)
+        ai, bi = merge(ai, bi, si, magnitude_bound(np.uint32(t), k // 2, si, buf, tok, depth), tok)
     for i in range(m, n):
         k = off + 4 * i
         ar, br = add_value(ar, br, buf, np.uint64(k), tok)
@@ -2388,8 +2366,7 @@ def _step2_blocks_impl(buf, off, m, tok):
         for lo in range(0, m, BOUND_BLOCK):
             k = m - lo if m - lo < BOUND_BLOCK else BOUND_BLOCK
             s, t = _sum_step2(buf, off + 2 * lo, k, tok)
-            a += s
-            b += magnitude_bound(narrow(t), k, s, buf, tok, k // 16 + 4) + abs(a)
+            a, b = merge(a, b, s, magnitude_bound(narrow(t), k, s, buf, tok, k // 16 + 4), tok)
         return a, b
 
     return blocks
