@@ -771,13 +771,16 @@ def _run_d4(buf, off, n, stride, tok):
     return merge(a, b, a2, b2, tok)
 
 
-def _laned(lanes):
+def _laned(lanes, parts=1):
     """float64 TwoSum in ``lanes`` independent lanes kept in memory (on the stack).
 
     Numba leaves LLVM's SLP vectoriser off, so lanes held in scalars would
     stay scalar; lanes in an array make the inner loop element-wise, which
     the loop vectoriser handles without reassociation (that would cancel the
-    compensation).
+    compensation).  With ``parts`` 2 the ``n`` values are interleaved
+    complex parts (``off`` even, ``stride`` 1): a lane's parity is its part,
+    the lanes merge down to one a part, and ``(a_re, b_re, a_im, b_im)`` is
+    returned.
     """
 
     @register_jitable
@@ -804,25 +807,34 @@ def _laned(lanes):
                     t = s + x
                     sc[k] += _two_sum_err(s, x, t)
                     sa[k] = t
-        # merge the lanes by halving: each level is element-wise, so it vectorises
+        # merge the lanes by halving: each level is element-wise, so it
+        # vectorises; lanes h apart (h even) hold the same part
         h = lanes // 2
-        while h >= 1:
+        while h >= parts:
             for k in range(h):
                 sa[k], sc[k] = merge(sa[k], sc[k], sa[k + h], sc[k + h], tok)
             h //= 2
-        a = sa[0]
-        b = sc[0]
         for i in range(rows * lanes, n):
+            p = i % parts
             x = widen(buf[np.uint64(off + i * stride)], tok)
-            t = a + x
-            b += _two_sum_err(a, x, t)
-            a = t
-        return a, b
+            t = sa[p] + x
+            sc[p] += _two_sum_err(sa[p], x, t)
+            sa[p] = t
+        return sa[0], sc[0], sa[parts - 1], sc[parts - 1]
 
     return run
 
 
-_run_d_laned = _laned(LANES)
+_laned_one = _laned(LANES)
+
+
+@register_jitable
+def _run_d_laned(buf, off, n, stride, tok):
+    a, b, _, _ = _laned_one(buf, off, n, stride, tok)
+    return a, b
+
+
+_laned_parts = _laned(LANES, parts=2)
 
 
 _V4 = ir.VectorType(ir.DoubleType(), 4)
@@ -1519,10 +1531,12 @@ def _parts_impls(step):
 
     ``vec``: plain float64 (complex128) in the vector lanes, then one value
     at a time.  With ``step`` 2 the blocks end before the run's last value
-    (see _run_plain_f64_step2).  ``strided``: the other reads, part by part
-    (complex64 with a complex128 result, the scaled second pass; and
-    complex64 every second value, where one loop of two sums every fourth
-    float measured 1.5-3x slower than two strided runs).
+    (see _run_plain_f64_step2).  ``strided``: the other reads (complex64
+    with a complex128 result or in blockwise states, the scaled second
+    pass): contiguous pairs from _LANED_RUN values in one pass of
+    interleaved TwoSum lanes, shorter runs and every second value part by
+    part (there one loop of two sums every fourth float measured 1.5-3x
+    slower than two strided runs).
     """
     lanes = _f64_lanes8_parts if step == 1 else _f64_lanes8_parts_step2
     stride = 2 * step
@@ -1540,9 +1554,20 @@ def _parts_impls(step):
             ai, bi = add_value(ai, bi, buf, np.uint64(k + 1), tok)
         return ar, br, ai, bi
 
-    @register_jitable
-    def strided(buf, off, n, tok):
-        return _parts_strided_apart(buf, off, n, stride, tok)
+    if step == 1:
+
+        @register_jitable
+        def strided(buf, off, n, tok):
+            # contiguous pairs: one pass of interleaved lanes (part by part,
+            # two strided runs, read every cache line twice: 3.5x slower)
+            if n < _LANED_RUN:
+                return _parts_strided_apart(buf, off, n, stride, tok)
+            return _laned_parts(buf, off, 2 * n, 1, tok)
+    else:
+
+        @register_jitable
+        def strided(buf, off, n, tok):
+            return _parts_strided_apart(buf, off, n, stride, tok)
 
     return vec, strided
 
