@@ -182,23 +182,33 @@ def test_floats_within_one_ulp_of_exact(name):
             assert exact.ulp_distance(g[j], e[j], part) <= 1.0
 
 
-@pytest.mark.parametrize("name,big", [("float32", 1e20), ("bfloat16", 2.0**60)])
+@pytest.mark.parametrize("name,big", [("float32", 1e20), ("bfloat16", 2.0**60),
+                                      ("complex64", 1e20)])
 def test_narrow_floats_that_cancel_across_chunks(name, big):
-    """Values whose plain float64 sums lose the small ones ([1e20, 1, -1e20]):
-    in float64 (compensated chunks, merged with their error terms) within
-    an ulp of exact; in their own type the chunks have no second pass, so
-    the means are the plain sums', finite (the kernels' marks never leak)."""
+    """Values whose plain float64 sums lose the small ones ([1e20, 1, -1e20]),
+    cancelling across chunks (no chunk's values left to redo a sum from):
+    within an ulp of exact, in their own type and in float64."""
     dt = np.dtype(pytest.importorskip("ml_dtypes").bfloat16) if name == "bfloat16" else name
     x = np.ones((40, 3)).astype(dt)
     x[:, 1] = np.tile(np.array([big, 1.0, -big, 2.0]), 10).astype(dt)
+    if name == "complex64":
+        x[:, 1] = x[:, 1] - 1j * x[::-1, 1].real
+    wide_dt = np.complex128 if name == "complex64" else np.float64
+    part = np.float32 if name == "complex64" else dt
     with dask.config.set(scheduler="threads"):
-        wide = rdask.mean(da.from_array(x, chunks=(6, 2)), axis=0, dtype=np.float64).compute()
+        wide = rdask.mean(da.from_array(x, chunks=(6, 2)), axis=0, dtype=wide_dt).compute()
         own = rdask.mean(da.from_array(x, chunks=(6, 2)), axis=0).compute()
-    ex = exact.exact_mean(x.astype(np.float64), 0)
-    for j in range(3):
-        assert exact.ulp_distance(wide[j], ex[j], np.float64) <= 1.0
-    own = own.astype(np.float64)
-    assert np.isfinite(own).all() and own[0] == 1 and own[2] == 1
+    assert own.dtype == x.dtype
+    for got, dtype in [(wide, np.float64), (own, part)]:
+        if name == "complex64":
+            pairs = [(got.real, np.real(x).astype(np.float64)),
+                     (got.imag, np.imag(x).astype(np.float64))]
+        else:
+            pairs = [(got, x.astype(np.float64))]
+        for g, values in pairs:
+            ex = exact.exact_mean(values, 0)
+            for j in range(3):
+                assert exact.ulp_distance(g[j], ex[j], dtype) <= 1.0, (got.dtype, j, g[j])
 
 
 def test_float32_accuracy_case_from_the_contract():

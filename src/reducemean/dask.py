@@ -78,8 +78,7 @@ def mean(x, axis=None, dtype=None, keepdims=False):
     if known and math.prod(sizes) == 0:
         warnings.warn(EMPTY_SLICE, RuntimeWarning, stacklevel=2)
     out_ndim = x.ndim if keep else x.ndim - len(axes)
-    chunk = functools.partial(_chunk, result_dtype=result_dtype)
-    merge = functools.partial(_combine, in_dtype=in_dtype, result_dtype=result_dtype)
+    merge = functools.partial(_combine, in_dtype=in_dtype)
     finish = functools.partial(
         _aggregate,
         in_dtype=in_dtype,
@@ -89,7 +88,7 @@ def mean(x, axis=None, dtype=None, keepdims=False):
     )
     return da.reduction(
         x,
-        chunk,
+        _chunk,
         finish,
         axis=axes,
         keepdims=keep,
@@ -101,12 +100,12 @@ def mean(x, axis=None, dtype=None, keepdims=False):
     )
 
 
-def _chunk(block, axis, keepdims, result_dtype, computing_meta=False):
+def _chunk(block, axis, keepdims, computing_meta=False):
     """One chunk's states (reduced axes kept with length 1) and its count."""
     if computing_meta:
         return block
     with launch.serial_only():
-        st, count = states.partial(block, axis, keepdims=True, result_dtype=result_dtype)
+        st, count = states.partial(block, axis, keepdims=True)
     return {"states": st, "count": count}
 
 
@@ -126,12 +125,12 @@ def _gather(parts, axes):
     return joined, sum(c for _, c in pieces)
 
 
-def _combine(parts, axis, keepdims, in_dtype, result_dtype, computing_meta=False):
+def _combine(parts, axis, keepdims, in_dtype, computing_meta=False):
     """An inner node of the reduction tree: its children's states merged."""
     if computing_meta:
         return parts
     st, count = _gather(parts, sorted(axis))
-    merged = states.reduce(st, axis, in_dtype, keepdims=True, result_dtype=result_dtype)
+    merged = states.reduce(st, axis, in_dtype, keepdims=True)
     return {"states": merged, "count": count}
 
 
@@ -140,7 +139,7 @@ def _aggregate(parts, axis, keepdims, in_dtype, result_dtype, out_ndim, warn, co
     if computing_meta:
         return np.empty((0,) * out_ndim, result_dtype)
     st, count = _gather(parts, sorted(axis))
-    st = states.reduce(st, axis, in_dtype, keepdims=keepdims, result_dtype=result_dtype)
+    st = states.reduce(st, axis, in_dtype, keepdims=keepdims)
     if count == 0:
         if warn:
             warnings.warn(EMPTY_SLICE, RuntimeWarning, stacklevel=2)

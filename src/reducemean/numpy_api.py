@@ -249,14 +249,10 @@ def _masked(a, entry, plan, axes, rd, where):
 
 
 def _masked_means(filled, axes, counts, rd):
-    # Summed as a float64 (complex128) result is, with compensation, and
-    # rounded to ``rd`` after: the states have no second pass for plain
-    # sums of narrow floats that cancel (engine.redo), and this path copies
-    # the input anyway.
-    wide = np.dtype(np.complex128 if rd.kind == "c" else np.float64)
-    st, _ = states.partial(filled, axes, keepdims=True, result_dtype=wide)
-    means = states.finish(st, counts, filled.dtype, wide, spread=False)
-    return means if rd == wide else means.astype(rd)
+    # The states sum every float with compensation (states._token): they
+    # have no values left to redo a narrow float's plain sum from.
+    st, _ = states.partial(filled, axes, keepdims=True)
+    return states.finish(st, counts, filled.dtype, rd, spread=False)
 
 
 def _remember(a, axis, keepdims, plan, entry, rd):

@@ -4,9 +4,12 @@ A blocked reduction (dask, or any caller that sees an array in pieces) sums
 each block with :func:`partial`, merges neighbouring blocks' states with
 :func:`combine` or :func:`reduce`, and turns the final state into means with
 :func:`finish`.  States keep the kernels' accuracy: integer sums stay exact
-(as a pair of 64-bit words), float64 sums (and narrower floats wanted in
-float64) carry a compensation term, narrower floats sum in float64; so the
-result equals :func:`reducemean.mean` of the whole array.
+(as a pair of 64-bit words), float sums of every width carry a compensation
+term, as :func:`reducemean.mean` sums them for a float64 result; so the
+result is that of :func:`reducemean.mean` of the whole array.  (A narrower
+float's plain float64 sum, what :func:`reducemean.mean` reads first for its
+own type, cannot be redone where values cancel across blocks: the blocks'
+values are gone by then.)
 
 A state array has the shape of the reduced result plus a trailing axis of 2
 (the pair ``(a, b)``); complex inputs add one more axis of 2 before it (the
@@ -20,10 +23,9 @@ import numpy as np
 from . import kernels, launch
 from .dispatch import entry_for
 from .engine import (
-    complex_nonfinite_as_numpy, forwards, get_plan, marked_for_redo, native, permute_into,
-    put_means, storage_view, summed_by,
+    complex_nonfinite_as_numpy, forwards, get_plan, native, permute_into, storage_view,
+    summed_by,
 )
-from .numerics import is_bounded
 from .plan import normalize_axis
 
 __all__ = ["partial", "combine", "reduce", "finish", "state_dtype"]
@@ -41,13 +43,12 @@ def state_dtype(dtype) -> np.dtype:
     return _entry(dtype).state_dtype
 
 
-def partial(a, axis=None, keepdims=True, result_dtype=None):
+def partial(a, axis=None, keepdims=True):
     """States of ``a`` summed over ``axis``; returns ``(states, count)``.
 
-    ``count`` is the number of values summed into each state.  Pass the
-    ``result_dtype`` the states will be finished in, so they are summed as
-    :func:`reducemean.mean` would sum them for that result (narrow floats
-    wanted in float64 are summed with compensation).
+    ``count`` is the number of values summed into each state.  Floats of
+    every width are summed with compensation (see :func:`_token`), so
+    the states serve any result dtype :func:`finish` is asked for.
     """
     a = native(np.asarray(a))
     entry = _entry(a.dtype)
@@ -56,13 +57,12 @@ def partial(a, axis=None, keepdims=True, result_dtype=None):
     shape = plan.out_shape + ((2,) if entry.pairs else ())
     states = np.zeros(shape + (2,), entry.state_dtype)
     if plan.count and plan.nout:
-        rd = entry.mean_dtype if result_dtype is None else np.dtype(result_dtype)
         mem = states
         if plan.permute is not None:  # kept dims in their memory order (plan.make_plan)
             kept, order = plan.permute
             inner = ((2,) if entry.pairs else ()) + (2,)  # (complex parts,) the state's pair
             mem = np.zeros(kept + inner, entry.state_dtype)
-        buf, tok = storage_view(a, plan, entry), entry.token_for(rd)
+        buf, tok = storage_view(a, plan, entry), _token(entry)
         way = summed_by(plan)  # as engine.run sums it
         if way is not None:
             mem.reshape(-1, 2)[...] = way.states(plan, buf, tok, entry)
@@ -75,36 +75,35 @@ def partial(a, axis=None, keepdims=True, result_dtype=None):
     return states, plan.count
 
 
-def _token(entry, result_dtype):
-    """The reader token :func:`partial` sums with for ``result_dtype``.
+_F8 = np.dtype(np.float64)
 
-    States merge and finish as they were summed: narrow floats wanted in
-    float64 carry a compensation, in their own type a bound (see
-    reducemean.numerics.bounded).
+
+def _token(entry):
+    """The reader token states are summed, merged and finished with.
+
+    That of a float64 result, whatever the result: narrow floats
+    (float32, complex64 parts, float16, bfloat16) carry a compensation as
+    float64 does, so blocks whose values cancel across more than float64's
+    53 bits still give means within an ulp.  The plain sums mean() reads
+    them with first carry only a bound of their error (numerics.bounded),
+    to be redone from the values, which a block's state no longer has.
     """
-    rd = entry.mean_dtype if result_dtype is None else np.dtype(result_dtype)
-    return entry.token_for(rd)
+    return entry.token_for(_F8)
 
 
-def combine(s1, s2, dtype, result_dtype=None):
-    """States of the union of two disjoint blocks (same shapes).
-
-    ``result_dtype`` as given to :func:`partial`.
-    """
+def combine(s1, s2, dtype):
+    """States of the union of two disjoint blocks (same shapes)."""
     entry = _entry(dtype)
     out = np.array(s1, dtype=entry.state_dtype, copy=True, order="C")
     other = np.ascontiguousarray(s2, dtype=entry.state_dtype)
-    kernels.merge_states(out.reshape(-1, 2), other.reshape(-1, 2), _token(entry, result_dtype))
+    kernels.merge_states(out.reshape(-1, 2), other.reshape(-1, 2), _token(entry))
     return out
 
 
-def reduce(states, axis, dtype, keepdims=True, result_dtype=None):
-    """Merge states along ``axis`` (an int or tuple, of the result's axes).
-
-    ``result_dtype`` as given to :func:`partial`.
-    """
+def reduce(states, axis, dtype, keepdims=True):
+    """Merge states along ``axis`` (an int or tuple, of the result's axes)."""
     entry = _entry(dtype)
-    tok = _token(entry, result_dtype)
+    tok = _token(entry)
     lead = states.ndim - (2 if entry.pairs else 1)
     axes = normalize_axis(axis, lead)
     if not axes:
@@ -133,10 +132,7 @@ def finish(states, count, dtype, result_dtype=None, spread=True):
     ``numpy.mean``'s result dtype for ``dtype``.  A zero count gives NaN
     (the caller warns).  A complex mean with a non-finite part has it
     spread into the other part as numpy does, unless ``spread`` is false
-    (for a caller that redoes parts first: see numpy_api._masked).  States
-    of narrow floats must come from :func:`partial` with the same
-    ``result_dtype``.  Their sums are not redone where the bound of a
-    plain sum's rounding does not clear it (see reducemean.engine.redo).
+    (for a caller that redoes parts first: see numpy_api._masked).
     """
     entry = _entry(dtype)
     rd = np.dtype(result_dtype) if result_dtype is not None else entry.mean_dtype
@@ -158,9 +154,8 @@ def finish(states, count, dtype, result_dtype=None, spread=True):
         res = None
         target = np.empty(int(np.prod(lead)), np.float64)
     flat = np.ascontiguousarray(states).reshape(-1, 2)
-    tok = _token(entry, rd)
+    tok = _token(entry)
     if np.ndim(count) == 0:
-        counts = count
         kernels.finish_states(flat, count, target, tok)
     else:
         counts = np.broadcast_to(np.asarray(count, np.int64), lead)
@@ -168,13 +163,6 @@ def finish(states, count, dtype, result_dtype=None, spread=True):
             counts = np.repeat(counts.reshape(-1), 2)
         counts = np.ascontiguousarray(counts).reshape(-1)
         kernels.finish_states_counts(flat, counts, target, tok)
-    if is_bounded(tok) and rd.kind not in "iu":
-        # Means marked for a second pass have no values here to redo them
-        # from: they are the plain sums' (see reducemean.engine.redo).
-        marks = marked_for_redo(target, entry)
-        if marks.size:
-            n = counts if np.ndim(counts) == 0 else counts[marks]
-            put_means(target, marks, flat[marks, 0] / n, entry)
     if res is None:
         res = target.reshape(lead).astype(rd)
     elif entry.pairs and spread:
