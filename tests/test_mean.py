@@ -978,6 +978,24 @@ def test_narrow_floats_that_cancel_are_within_an_ulp(name):
                                     ex[idx])
 
 
+def test_float16_columns_past_8192_rows_that_cancel():
+    # float16 sums of up to 8192 values are exact in float64; past that a
+    # running column sum of the largest values rounds, and the small values
+    # added to it then are lost once the large ones cancel.  In float32
+    # (dtype=) the means are far above float32's smallest, so a loss shows.
+    rng = np.random.default_rng(16)
+    half, mid, cols = 16384, 64, 64
+    x = np.empty((2 * half + mid, cols), np.float16)
+    x[:half] = 65504.0
+    x[half + mid:] = -65504.0
+    tiny = rng.random((mid, cols)) < 0.5
+    x[half:half + mid] = np.where(tiny, np.float16(2.0**-24), np.float16(0))
+    got = reducemean.mean(x, axis=0, dtype=np.float32)
+    for j in range(cols):
+        want = Fraction(int(tiny[:, j].sum()), 2**24 * x.shape[0])
+        assert ulp_distance(got[j], want, np.float32) <= 1, (j, float(got[j]), want)
+
+
 def test_where_narrow_floats_that_cancel_are_within_an_ulp():
     # where= sums its zero-filled temporary with compensation (the states
     # have no second pass for plain sums that cancel).
