@@ -301,6 +301,39 @@ def test_narrow_sums_redone_one_by_one_or_whole(monkeypatch, cancel, mend_max):
                 assert ulp_distance(got[idx], want[idx], np.float32) <= 1, (x.shape, axis, idx)
 
 
+def _layouts_without_marks():
+    rng = np.random.default_rng(7)
+    normal = rng.standard_normal
+    real = (normal(4000) + 0j).astype(np.complex64)  # a real array held as complex64
+    rows = (normal((64, 40)) + 0j).astype(np.complex64)
+    step2 = (normal((8, 400)) + 0j).astype(np.complex64)[:, ::2]
+    imag = (1j * normal((64, 40))).astype(np.complex64)
+    half = normal((4096, 4)).astype(np.float16)
+    half8 = normal((4096, 8)).astype(np.float16)
+    return [(real, None), (rows, 1), (step2, 1), (imag, 1), (half, 1), (half8, 1)]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_sums_that_are_exact_or_of_zeros_are_not_redone(monkeypatch, case):
+    # A complex part of zeros sums to exactly 0 with a bound of 0 (its own
+    # magnitudes, not the other part's); float16 rows of 4 and 8 values
+    # sum exactly.  Neither may be marked for the second pass, whatever the
+    # signs of the values (zero-mean values are the common case).
+    x, axis = _layouts_without_marks()[case]
+    marks = []
+    real = engine.marked_for_redo
+    monkeypatch.setattr(engine, "marked_for_redo",
+                        lambda flat, entry: marks.append(real(flat, entry).size) or real(flat, entry))
+    got = np.asarray(reducemean.mean(x, axis=axis))
+    assert sum(marks) == 0
+    parts = ((got.real, x.real), (got.imag, x.imag)) if x.dtype.kind == "c" else ((got, x),)
+    unit = np.float32 if x.dtype.kind == "c" else np.float16
+    for g, values in parts:
+        want = exact_mean(values.astype(np.float64), axis)
+        for idx in np.ndindex(g.shape):
+            assert ulp_distance(g[idx], want[idx], unit) <= 1, (case, idx)
+
+
 def test_a_nan_with_the_marks_payload_stays_nan():
     # The kernels mark a mean to redo as a NaN of a payload of their own; an
     # input NaN with that payload is only redone (and stays NaN), other NaN

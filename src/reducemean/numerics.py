@@ -1713,16 +1713,15 @@ def _run_parts_step2(buf, off, n, tok):
 def _parts_f_step2(buf, off, n, tok):
     # complex64: the vector steps of _sum_parts_step2 (eight values each,
     # ending before the run's last value), BOUND_BLOCK floats a block (see
-    # _blocked; both parts share the block's joined bits), then one value
-    # at a time
+    # _blocked; each part's joined bits its own), then one value at a time
     m = (max(n, 1) - 1) // 8 * 8
     ar = br = ai = bi = 0.0
     for lo in range(0, 2 * m, BOUND_BLOCK):
         k = 2 * m - lo if 2 * m - lo < BOUND_BLOCK else BOUND_BLOCK
-        sr, si, t = _sum_parts_step2(buf, off + 2 * lo, k, tok)
+        sr, si, tr, ti = _sum_parts_step2(buf, off + 2 * lo, k, tok)
         depth = k // 16 + 4
-        ar, br = merge(ar, br, sr, magnitude_bound(np.uint32(t), k // 2, sr, buf, tok, depth), tok)
-        ai, bi = merge(ai, bi, si, magnitude_bound(np.uint32(t), k // 2, si, buf, tok, depth), tok)
+        ar, br = merge(ar, br, sr, magnitude_bound(np.uint32(tr), k // 2, sr, buf, tok, depth), tok)
+        ai, bi = merge(ai, bi, si, magnitude_bound(np.uint32(ti), k // 2, si, buf, tok, depth), tok)
     for i in range(m, n):
         k = off + 4 * i
         ar, br = add_value(ar, br, buf, np.uint64(k), tok)
@@ -1827,7 +1826,9 @@ def _step2_codegen(kind):
     below 2**31 values).  Floats' kept values are joined into a lane-wise
     maximum of bits (see magnitude_join), returned with the sum for the
     caller's bound.  ``c64`` keeps every second complex pair instead, its
-    parts in alternate lanes (and one maximum for both).
+    parts in alternate lanes, and a maximum for each part: one shared
+    maximum made an all-zero part's bound that of the other part's
+    magnitudes, and marked its zero sum (a real array held as complex64).
     """
     elem, size, width, mask = _STEP2_READ[kind]
     integer = kind == "i32"
@@ -1877,14 +1878,10 @@ def _step2_codegen(kind):
         if integer:  # an I-family state: (high word, low word)
             out = [ir.Constant(i64, 0), add(lane0, lane1)]
             return context.make_tuple(builder, sig.return_type, out)
-        red = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(bits.element, [bits]),
-            f"llvm.vector.reduce.umax.v{width}i{8 * size}")
-        joined = builder.zext(builder.call(red, [top]), i64)
         if kind == "c64":  # lane 0 holds the real parts, lane 1 the imaginary ones
-            out = [lane0, lane1, joined]
+            out = [lane0, lane1] + [builder.zext(t, i64) for t in _umax_reduce(builder, top, 2)]
         else:
-            out = [add(lane0, lane1), joined]
+            out = [add(lane0, lane1), builder.zext(_umax_reduce(builder, top)[0], i64)]
         return context.make_tuple(builder, sig.return_type, out)
 
     return codegen
@@ -1925,6 +1922,23 @@ def _umax_tree(builder, vecs):
     return vecs[0]
 
 
+def _umax_reduce(builder, v, parts=1):
+    """The largest lane of ``v``, unsigned; with ``parts`` 2 one for the even lanes and
+    one for the odd ones (a complex value's real and imaginary parts)."""
+    count, elem = v.type.count, v.type.element
+    if parts == 2:
+        vs = [_lanes(builder, v, list(range(p, count, 2))) for p in (0, 1)]
+    else:
+        vs = [v]
+    out = []
+    for x in vs:
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(elem, [x.type]),
+            f"llvm.vector.reduce.umax.v{x.type.count}i{elem.width}")
+        out.append(builder.call(fn, [x]))
+    return out
+
+
 def _scalar_f64(builder, kind, x):
     """One float32 or 16-bit float element (its bits for 16-bit kinds) as float64."""
     if kind == "f32":
@@ -1951,7 +1965,8 @@ def _unit_codegen(kind, parts=False):
     compiling, and a row 20-40 ns of calls and reference counts.
     With ``parts`` the values are complex64 pairs (``n`` floats, even):
     the accumulators' even lanes sum the real parts, the odd ones the
-    imaginary parts, and both parts' bounds share the joined bits; the
+    imaginary parts, and so do the joined bits' (a part's bound is of its
+    own magnitudes: shared, an all-zero part's zero sum was marked); the
     state is ``(a_re, b_re, a_im, b_im)``.
     """
     wide = kind == "f32"
@@ -1970,9 +1985,6 @@ def _unit_codegen(kind, parts=False):
         first = builder.bitcast(builder.gep(ary.data, [off]), elem.as_pointer())
         fabs = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(f64, [f64]), "llvm.fabs.f64")
-        red = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(word, [bits]),
-            f"llvm.vector.reduce.umax.v{width}i{8 * size}")
         zero = ir.Constant(f64, 0.0)
         blocks = [builder.append_basic_block(f"unit.{name}") for name in (
             "head", "block", "vhead", "vbody", "vdone", "thead", "tbody", "tdone", "exit")]
@@ -2031,7 +2043,7 @@ def _unit_codegen(kind, parts=False):
         v = builder.fadd(_lanes(builder, v, [0, 1]), _lanes(builder, v, [2, 3]))
         lanes = [builder.extract_element(v, ir.Constant(_I32_T, k)) for k in (0, 1)]
         vsum = lanes if parts else [builder.fadd(*lanes)]
-        vtop = builder.call(red, [top])
+        vtop = _umax_reduce(builder, top, np_)
         vend = builder.shl(vsteps, ir.Constant(i64, 4))
         builder.branch(thead)
 
@@ -2041,29 +2053,25 @@ def _unit_codegen(kind, parts=False):
         ts = [builder.phi(f64) for _ in range(np_)]
         for phi, val in zip(ts, vsum):
             phi.add_incoming(val, vdone)
-        tt = builder.phi(word)
-        tt.add_incoming(vtop, vdone)
+        tt = [builder.phi(word) for _ in range(np_)]
+        for phi, val in zip(tt, vtop):
+            phi.add_incoming(val, vdone)
         builder.cbranch(builder.icmp_signed("<", j, m), tbody, tdone)
 
         builder.position_at_end(tbody)
-        t2 = tt
         for k, phi in enumerate(ts):
             x = builder.load(builder.gep(base, [builder.add(j, ir.Constant(i64, k))]), align=align)
             xbits = builder.bitcast(x, word)
             phi.add_incoming(builder.fadd(phi, _scalar_f64(builder, kind, x)), tbody)
-            t2 = builder.select(builder.icmp_unsigned(">=", t2, xbits), t2, xbits)
+            tt[k].add_incoming(builder.select(builder.icmp_unsigned(">=", tt[k], xbits),
+                                              tt[k], xbits), tbody)
         j.add_incoming(builder.add(j, ir.Constant(i64, np_)), tbody)
-        tt.add_incoming(t2, tbody)
         builder.branch(thead)
 
         builder.position_at_end(tdone)  # the block's share of the bound, a part's
-        mag = builder.and_(tt, ir.Constant(word, sign))
-        magf = _scalar_f64(builder, kind, builder.bitcast(mag, elem) if wide else mag)
-        neg = builder.select(builder.icmp_unsigned(">", tt, ir.Constant(word, sign)), magf, zero)
         mf = builder.sitofp(m, f64)
         if parts:
             mf = builder.fmul(mf, ir.Constant(f64, 0.5))
-        spread = builder.fmul(builder.fmul(ir.Constant(f64, 2.0), mf), neg)
         # The adds a value passes through: its lane's (a step each), the
         # four levels that join the lanes, and the last values' one at a
         # time; each rounds by at most an ulp of the block's magnitudes.
@@ -2071,6 +2079,11 @@ def _unit_codegen(kind, parts=False):
         depth = builder.sitofp(builder.add(builder.add(vsteps, ir.Constant(i64, 4)),
                                            builder.sub(m, vend)), f64)
         for k in range(np_):
+            mag = builder.and_(tt[k], ir.Constant(word, sign))
+            magf = _scalar_f64(builder, kind, builder.bitcast(mag, elem) if wide else mag)
+            neg = builder.select(builder.icmp_unsigned(">", tt[k], ir.Constant(word, sign)),
+                                 magf, zero)
+            spread = builder.fmul(builder.fmul(ir.Constant(f64, 2.0), mf), neg)
             share = builder.fmul(builder.fadd(builder.call(fabs, [ts[k]]), spread), depth)
             a2 = builder.fadd(a[k], ts[k])
             b2 = builder.fadd(b[k], builder.fadd(share, builder.call(fabs, [a2])))
@@ -2144,10 +2157,13 @@ def _sum_step2(typingctx, buf, off, n, tok):
 
 @intrinsic
 def _sum_parts_step2(typingctx, buf, off, n, tok):
-    """:func:`_sum_step2` of every second complex64 value: ``(re, im, joined)``, ``n`` kept."""
+    """:func:`_sum_step2` of every second complex64 value: ``(re, im, joined re, joined im)``.
+
+    ``n`` counts the floats kept.
+    """
     if _step2_kind(buf, tok) != "f32":
         return None
-    sig = types.Tuple((types.float64, types.float64, types.int64))(
+    sig = types.Tuple((types.float64, types.float64, types.int64, types.int64))(
         buf, types.int64, types.int64, tok)
     return sig, _step2_codegen("c64")
 
@@ -2168,8 +2184,8 @@ def _row_sums_codegen(kind, run):
     loads, widened to float64 (int32 exactly too: sitofp); with ``run ==
     8`` each row's two vectors are added first.  Pairs of rows are then
     summed across lanes by two shuffles and an add, twice, so one vector
-    holds one sum a row, stored to ``dst``.  Float rows' loads are joined
-    into a lane-wise maximum of bits (see magnitude_join), returned as one
+    holds one sum a row, stored to ``dst``.  float32 and bfloat16 rows'
+    loads are joined into a lane-wise maximum of bits (see magnitude_join), returned as one
     value: a maximum kept in the loop, not in memory between calls, whose
     every step waited on the last one's store (rows of 4 values 1.8x the
     time of the plain sums).
@@ -2177,7 +2193,7 @@ def _row_sums_codegen(kind, run):
     elem, size = _STEP2_READ[kind][:2]
     v4 = ir.VectorType(elem, 4)
     lanes = ir.VectorType(ir.IntType(8 * size), 4)
-    joined = kind != "i32"
+    joined = kind not in _EXACT_ROWS
 
     def shuffle_add(builder, x, y, first, second):
         return builder.fadd(
@@ -2223,6 +2239,12 @@ def _row_sums_codegen(kind, run):
     return codegen
 
 
+#: Row kinds of short_sums whose rows of 4 or 8 values sum exactly in
+#: float64, so their steps need no bounds: int32, and float16 (multiples of
+#: 2**-24 under 2**16: any 8192 of them sum exactly).
+_EXACT_ROWS = ("i32", "f16")
+
+
 def short_vec(buf, tok, run):
     """Whether rows of ``run`` values of ``buf`` read by ``tok`` (Numba types) take :func:`short_sums`.
 
@@ -2240,10 +2262,10 @@ def short_vec(buf, tok, run):
 def short_sums(typingctx, buf, off, run, dst, tok):
     """The sums of SHORT_VEC_STEP rows of ``run`` values from ``buf[off]``, into ``dst``.
 
-    ``dst`` is a pointer to SHORT_SLOTS float64s (:func:`stack_f64`).
+    ``dst`` is a pointer to SHORT_VEC_STEP float64s (:func:`stack_f64`).
     Returns the rows' values joined (see magnitude_join) as an int64, for
-    :func:`short_bounds` (0 for integer rows).  The rows' states are then
-    :func:`short_state`.  See :func:`short_vec`.
+    :func:`short_negative` (0 for rows of _EXACT_ROWS).  The rows' states
+    are then :func:`short_state`.  See :func:`short_vec`.
     """
     if not (short_vec(buf, tok, run) and isinstance(off, types.Integer)):
         return None
@@ -2269,13 +2291,14 @@ def short_negative(t, run, buf, tok):
     is, cost rows of 4 values 1.7x the time; this costs an integer maximum
     a vector, and only rows whose values cancel to less than about 2**-21
     (rows of 4) or 2**-19 (rows of 8) of the step's largest negative
-    magnitude go to the second pass.  Integer rows: 0.
+    magnitude go to the second pass.  Integer and float16 rows (exact
+    sums, _EXACT_ROWS): 0.
     """
 
 
 @overload(short_negative, jit_options=_OVERLOAD_OPTS)
 def _short_negative(t, run, buf, tok):
-    if _step2_kind(buf, tok) not in ("f32", "f16", "bf16"):
+    if _step2_kind(buf, tok) not in ("f32", "bf16"):
         return lambda t, run, buf, tok: 0.0
     narrow = np.uint32 if buf.dtype == types.float32 else np.uint16
     return lambda t, run, buf, tok: (
@@ -2291,16 +2314,16 @@ def short_poisoned(t, buf, tok):
     sending them all to the second pass.  x86's default NaN is negative.
     The caller then joins the step again without them (rare, so the vector
     loop keeps its one maximum a vector: leaving them out there cost rows
-    of 4 values 1.15-1.4x the time).  Integer rows: never.
+    of 4 values 1.15-1.4x the time).  Integer and float16 rows: never.
     """
 
 
 @overload(short_poisoned, jit_options=_OVERLOAD_OPTS)
 def _short_poisoned(t, buf, tok):
     kind = _step2_kind(buf, tok)
-    if kind not in ("f32", "f16", "bf16"):
+    if kind not in ("f32", "bf16"):
         return lambda t, buf, tok: False
-    limit = {"f32": 0xFF800000, "f16": 0xFC00, "bf16": 0xFF80}[kind]
+    limit = {"f32": 0xFF800000, "bf16": 0xFF80}[kind]
     return lambda t, buf, tok: t >= limit
 
 
@@ -2311,13 +2334,14 @@ def short_clear(dst, m, neg, run, buf, tok):
     no test: one comparison a row here, counted, where each row's own test
     in the store (its bound, compared, the mean or the mark selected)
     cost rows of 4 values 1.2-1.4x the time.  ``neg``:
-    :func:`short_negative` of the rows' step.  Integer rows: always.
+    :func:`short_negative` of the rows' step.  Integer and float16 rows
+    (_EXACT_ROWS): always.
     """
 
 
 @overload(short_clear, jit_options=_OVERLOAD_OPTS)
 def _short_clear(dst, m, neg, run, buf, tok):
-    if _step2_kind(buf, tok) == "i32":
+    if _step2_kind(buf, tok) in _EXACT_ROWS:
         return lambda dst, m, neg, run, buf, tok: True
 
     def impl(dst, m, neg, run, buf, tok):
