@@ -189,8 +189,16 @@ def run(plan, buf, out, tok, entry):
 
 
 #: Outputs marked for a second pass (see :func:`redo`) that are redone one by
-#: one, at most; with more, the whole plan is summed again.
+#: one in any case; with more, the whole plan is summed again unless mending
+#: them one by one costs less, counted in values read: MEND_VALUES for each
+#: mend's fixed cost (a plan and a kernel call from Python, 20-30 us), and
+#: a column's values (an outer plan's) MEND_COLUMN each, a cache line apiece.
+#: Against the whole pass always, float32 values of +-1: (4096, 4096) over
+#: axis 1 (39 marked) 0.53x the time; rows of 64 to 1024 values and columns
+#: the same within the noise (the whole pass, mostly).
 MEND_MAX = 16
+MEND_VALUES = 65536
+MEND_COLUMN = 64
 
 
 def redo(a, plan, entry, target):
@@ -204,8 +212,11 @@ def redo(a, plan, entry, target):
     cancel across more than float64's 53 bits, ``[1e20, 1, -1e20]`` in
     float32) is stored as a NaN of its own payload.  Those outputs are
     summed again with compensation, as a float64 result sums them: one by
-    one from their own values in ``a``, or, past MEND_MAX of them, the whole
-    plan again, every mean taken from that pass.
+    one from their own values in ``a``, or, past MEND_MAX of them where
+    that reads fewer values (see MEND_VALUES), the whole plan again, every
+    mean taken from that pass.  (Sums that cancel to exactly 0, as long
+    rows of values of both signs and one magnitude often do, are marked:
+    39 of 4096 rows of 4096 values of +-1.)
     """
     flat = target.reshape(-1)
     if flat.dtype.kind == "c":
@@ -216,7 +227,8 @@ def redo(a, plan, entry, target):
     if flat.dtype == _F8:  # a float64 result is summed with compensation: nothing marked
         return
     marks = marked_for_redo(flat, entry)
-    if marks.size > MEND_MAX:
+    each = plan.count * (MEND_COLUMN if plan.family == "outer" else 1)
+    if marks.size > MEND_MAX and marks.size * (MEND_VALUES + each) > plan.nout * plan.count:
         means = np.empty(plan.nout, _F8)
         run(plan, storage_view(a, plan, entry), means, EXACT[entry.token.dtype], entry)
         put_means(flat, slice(None), means, entry)
