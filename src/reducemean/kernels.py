@@ -59,10 +59,9 @@ from .numerics import (
     add_value, col_add, col_add8, is_16bit, merge, opaque_one, plain_f64, run_pair_f64, run_parts,
     run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_sum, SHORT_VEC_STEP,
     magnitude_join, magnitude_zero, short_add, short_certified, short_clear, short_exact,
-    short_negative,
-    short_poisoned, short_state, short_sums, short_vec, short_zero, stack_f64, state_arrays,
-    step2_columns, store, store_block, store_short, superset_arrays, superset_columns,
-    superset_keep, wide_int_states, widen, zero_state,
+    short_negative, short_poisoned, short_state, short_sums, short_vec, short_zero, stack_f64,
+    state_arrays, step2_columns, store, store_block, store_short, superset_arrays,
+    superset_columns, superset_keep, wide_int_states, widen, zero_state,
 )
 from .tasks import borrow, call_task, keep
 
