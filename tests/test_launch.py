@@ -675,14 +675,14 @@ def test_tall_narrow_columns_past_l2_read_eight_spread_rows_a_pass(spy):
     # Every column against its exact sum, whatever order the rows went in.
     rng = np.random.default_rng(7)
     two = launch.numba.get_num_threads() > 1
-    # (5603, 100): 16-bit pieces between CACHED_16 and CACHED, in L2
+    # (5603, 100): 16-bit pieces between 256 KiB and 1 MiB, in L2
     for shape, axis in (((8 * 2051 + 5, 200), 0), ((2, 4099, 200), 1), ((12001, 64), 0),
                         ((8 * 700 + 3, 100), 0)):
         for dt in (np.int32, np.int8, np.float64, np.float32, np.float16):
             a = rng.integers(-100, 100, shape).astype(dt)
-            assert a.nbytes > kernels.CACHED or dt == np.int8
+            assert a.nbytes > 1 << 20 or dt == np.int8
             if shape == (8 * 700 + 3, 100) and a.itemsize == 2:
-                assert kernels.CACHED_16 < a.nbytes / 2 <= kernels.CACHED
+                assert 1 << 18 < a.nbytes / 2 <= 1 << 20
             sums = a.astype(np.int64).sum(axis=axis).ravel()
             got = reducemean.mean(a, axis=axis)
             if two:
@@ -710,9 +710,9 @@ def test_column_rows_over_two_reduced_dims_keep_every_row():
     # Rows of a column block that span two reduced dims that do not merge
     # ((k, m + 1, w)[:, :m] over (0, 1)), each row's offset found from its
     # flat index (kernels._reduced_offset): inner extents under and over
-    # the eight rows a pass, narrow blocks in L2 (eight spread rows a
-    # pass), wide ones (eight adjacent), narrow ones past L2 at many outer
-    # offsets (one row at a time), pieces of the rows per thread, and short
+    # the eight rows a pass, narrow blocks in L2 and past it at many outer
+    # offsets (eight spread rows a pass), wide ones (eight adjacent), the
+    # last rows one at a time, pieces of the rows per thread, and short
     # runs summed as columns.  Serially and in parallel, every output
     # against its exact sum.
     rng = np.random.default_rng(13)
@@ -1003,8 +1003,8 @@ def test_column_blocks_at_their_boundaries_keep_every_column():
 
 
 def test_16bit_rows_under_2_kib_take_the_narrow_row_loops():
-    # 768 float16 values a row (1.5 KiB): a tall block takes the eight
-    # spread rows a pass; NHWC-like blocks (many units) one row at a time.
+    # 768 float16 values a row (1.5 KiB): a tall block and NHWC-like
+    # blocks (many units) take the eight spread rows a pass.
     rng = np.random.default_rng(8)
     dtypes = [np.float16] + ([BFLOAT16] if BFLOAT16 is not None else [])
     for shape, axis in (((8 * 1500 + 5, 768), 0), ((32, 101, 600), 1)):

@@ -69,16 +69,9 @@ from .tasks import borrow, call_task, keep
 #: this width, so each thread streams contiguous rows (prefetchers restart at
 #: every jump), while the states (8-16 bytes each) stay in L2.
 MAX_BLOCK = 16384
-#: Rows narrower than this are accumulated one per pass (see outer_block),
-#: or twice this for 16-bit types (rows under 2 KiB, as float32's)...
+#: Rows narrower than this (twice this for 16-bit types: rows under 2 KiB,
+#: as float32's) are read eight a pass from eight streams (see outer_block).
 NARROW = 512
-#: ...unless the block reads at most this many bytes: an input that fits in L2
-#: (and, for 16-bit types, more than CACHED_16)...
-CACHED = 1 << 20
-CACHED_16 = 1 << 18
-#: ...or its plan has fewer units than this (blocks of columns at every outer
-#: kept offset: one for a tall 2-D input), whatever its size.
-FEW_UNITS = 4
 #: Wide rows under this many bytes that lie end to end (one contiguous run
 #: per block) are read eight streams an eighth of the block apart as well.
 SPREAD_ROW = 32 << 10
@@ -866,7 +859,7 @@ def _merge_store(pa, pb, out, p, o, chunks, tok):
 
 
 @njit(**_HELPER)
-def outer_block(buf, p, tok, sa, sb, ta, tb, off, width, step, few, lo, hi):
+def outer_block(buf, p, tok, sa, sb, ta, tb, off, width, step, lo, hi):
     """Add reduced rows [lo, hi) of ``width`` columns starting at ``off`` into ``sa``/``sb``.
 
     ``ta``/``tb`` are room for the states of a superset of the columns (see
@@ -885,39 +878,22 @@ def outer_block(buf, p, tok, sa, sb, ta, tb, off, width, step, few, lo, hi):
     loop variant adds about 0.4 s to the first cold call's compile, and a
     separate four-row loop for strided rows measured no faster.  The last
     few rows go one at a time.
-    Narrow rows (under NARROW columns, 2 * NARROW for 16-bit types) go one
-    at a time: short interleaved streams defeat the hardware prefetcher,
-    and measured at half the speed of one plain stream.  (16-bit rows of
-    512 to 1000 values, 1-2 KiB, ran 1.35-2.3x faster in these narrow
-    loops than eight adjacent a pass from memory, 0.92-2.2x held in
-    cache.)  Not when the block fits in L2 (CACHED bytes), as
-    small inputs called repeatedly do: there eight rows a pass measured
-    1.2-2x faster for float32, float64, int32 and int8 (256 to 4096 rows by
-    64 to 256).  16-bit types do so only past CACHED_16: under 256 KiB eight
-    rows a pass measured up to 1.15x slower, but from there to 1 MiB (64 to
-    448 columns, a piece of the rows per thread) float16 1.2-2.3x faster,
-    bfloat16 0.91-1.4x.
-    Those eight rows are an eighth of the block apart, each the next row of
-    its own eighth: eight adjacent narrow rows read 1.5-1.9x slower than one
-    at a time when the block comes from memory, eight separate streams no
-    slower.  (For large blocks, such as NHWC's, the eight streams measured
-    up to 1.2x slower than one at a time.)
-    A plan of ``few`` units (FEW_UNITS) takes the eight streams too, 16-bit
-    types included: a tall input of narrow rows, one long block whose rows
-    one at a time ran at 8-30 GB/s, bound by each row's own loop overhead
-    (rows of 64 to 448 values, 4 to 32 MiB, two threads: 1.4-3.8x faster
-    held in cache; from memory mostly 1.0-2.0x, though rows of 448 float32
-    or float64 values read 0.86-0.91x in some runs of this noisy machine
-    and 1.05-1.5x in others).  Past 16 MiB a piece, where one row at a
-    time had been kept, it fell to 2.5-23 GB/s, slower than numpy for
-    float64 (rows of 3 to 448 values, 48 to 200 MiB, the folded narrow
-    columns included): the eight streams read those 1.0-5.8x faster (old
-    and new alternating; uint8 3-6x, float64 (n, 48) 2.2-3.3x, float32
-    (n, 448) 1.0-1.15x; int32 (n, 64) read 0.82-0.88x in one run and
-    1.2-1.9x in the next).  Many units, as
-    NHWC's, stay one row at a time: each thread's rows then run on through
-    its next units as one unbroken stream, which eight streams per unit
-    measured up to 1.2x slower than.
+    Narrow rows (under NARROW columns, 2 * NARROW for 16-bit types) are
+    read eight a pass too, an eighth of the block apart, each the next row
+    of its own eighth: eight adjacent narrow rows read 1.5-1.9x slower than
+    one at a time from memory (short interleaved streams defeat the
+    hardware prefetcher), eight separate streams no slower.  One row at a
+    time, which blocks past L2 of many units (NHWC's) took before, costs
+    every value a load and a store of its column's state, and of its bound
+    for the narrow floats (numerics.col_add): since the bound, eight
+    streams measured 1.25-1.8x faster from memory on two threads (NHWC
+    over (1, 2), (32, 56, 56, 256) and (16, 112, 112, 128): float32,
+    float16, bfloat16; int32 0.82-1.1x), 16-bit blocks held in cache
+    1.15-1.85x, float32, float64 and uint8 the same, int32 blocks of 1-4
+    MiB in cache 1.04-1.09x slower (old and new alternating).  Tall inputs
+    of narrow rows (a few units) read eight streams already: one row at a
+    time there ran at 8-30 GB/s, bound by each row's own loop overhead,
+    and past 16 MiB a piece 2.5-23 GB/s.
     Wide rows that lie end to end, each under SPREAD_ROW bytes (a block of
     whole rows: NCHW over axis 1, tall 2-D inputs), take the eight streams
     too: eight adjacent rows restart the prefetchers at every pass, after
@@ -957,17 +933,12 @@ def outer_block(buf, p, tok, sa, sb, ta, tb, off, width, step, few, lo, hi):
     nr = p[3]
     rs = p[6 + 3 * p[2]] if nr == 1 else 0  # the row stride of one reduced dim
     q = adv = 1
-    passes = 0
-    nbytes = (hi - lo) * width * buf.itemsize
-    if width >= (2 * NARROW if is_16bit(buf) else NARROW):
-        passes = (hi - lo) // 8
-        if buf.itemsize <= 4 and step == 1 and rs == width and width * buf.itemsize < SPREAD_ROW:
-            q = passes
-        else:
-            adv = 8
-    elif (nbytes <= CACHED and (nbytes > CACHED_16 or not is_16bit(buf))) or (
-            few and CACHED < nbytes):
-        q = passes = (hi - lo) // 8
+    passes = (hi - lo) // 8
+    if width < (2 * NARROW if is_16bit(buf) else NARROW) or (
+            buf.itemsize <= 4 and step == 1 and rs == width and width * buf.itemsize < SPREAD_ROW):
+        q = passes  # eight streams, an eighth of the rows apart
+    else:
+        adv = 8  # eight adjacent wide rows
     for i in range(passes):
         f = lo + i * adv
         if nr == 1:  # a pass's eight row offsets without eight calls (see below)
@@ -1059,7 +1030,6 @@ def outer_serial(buf, p, out, tok, block, blk, u0, u1):
     """
     ncols, step, ostep, nblocks, nko, group = _outer_geometry(p, block)
     bad = 0
-    few = nko * nblocks < FEW_UNITS
     # one pair of state arrays for every unit, zeroed again after each: an
     # allocation per unit cost most of the time of narrow blocks of few rows
     fa0, fb0 = state_arrays(min(block, ncols), buf, tok)
@@ -1078,7 +1048,7 @@ def outer_serial(buf, p, out, tok, block, blk, u0, u1):
             off += j0 // group * step
         else:
             off += j0 * step
-        call_task(blk, (bufv, pv, tokv, sa, sb, ta, tb, off, width, step, few), _ZERO, p[1])
+        call_task(blk, (bufv, pv, tokv, sa, sb, ta, tb, off, width, step), _ZERO, p[1])
         bad += store_block(outv, oo + j0 * ostep, ostep, sa, sb, p[1], tokv)
         if u + 1 < u1:
             for j in range(width):
@@ -1110,8 +1080,7 @@ def outer_pieces(buf, p, pa, pb, tok, block, chunks, blk, lo, hi):
         src, dst = _kept_offsets(p, ko, True)
         base = c * nout + ko * ncols + j0
         call_task(blk, (buf, p, tok, pa[base:base + width], pb[base:base + width], ta, tb,
-                        src + (j0 // group * step if group > 1 else j0 * step), width, step,
-                        units < FEW_UNITS),
+                        src + (j0 // group * step if group > 1 else j0 * step), width, step),
                   n * c // chunks, n * (c + 1) // chunks)
     return _ZERO
 

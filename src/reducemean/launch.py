@@ -249,7 +249,7 @@ def block_task(buf, p, tok):
     if blk is None:
         sa, sb = _states(buf, tok, 1)
         blk = _BLOCKS[key] = tasks.address(
-            kernels.outer_block, (buf, p, tok, sa, sb, sa, sb, 0, 0, 0, False))
+            kernels.outer_block, (buf, p, tok, sa, sb, sa, sb, 0, 0, 0))
     return blk
 
 
