@@ -130,8 +130,7 @@ def _combine(parts, axis, keepdims, in_dtype, computing_meta=False):
     if computing_meta:
         return parts
     st, count = _gather(parts, sorted(axis))
-    merged = states.reduce(st, axis, in_dtype, keepdims=True)
-    return {"states": merged, "count": count}
+    return {"states": states.reduce(st, axis, in_dtype, keepdims=True), "count": count}
 
 
 def _aggregate(parts, axis, keepdims, in_dtype, result_dtype, out_ndim, warn, computing_meta=False):

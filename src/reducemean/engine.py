@@ -336,6 +336,6 @@ def supported_result(dtype, entry):
 
 __all__ = [
     "native", "storage_view", "get_plan", "reduce_into", "reduce_new", "run", "redo",
-    "redo_out_of_range", "marked_for_redo", "put_means", "out_of_range", "supported_result",
+    "redo_out_of_range", "marked_for_redo", "out_of_range", "supported_result",
     "entry_for", "writes_bits", "summed_by", "permute_into", "forwards", "reverser",
 ]

@@ -304,11 +304,6 @@ def bounded(tok):
             and tok.dtype.bitwidth > 8)
 
 
-def is_bounded(tok):
-    """:func:`bounded` for a token array (outside Numba)."""
-    return tok.dtype.kind == "i" and tok.dtype.itemsize > 1
-
-
 #: A bounded state's mean is final when ``B <= BOUND_RATIO * |a|``: the sum's
 #: error is then at most 2**-27 of it, a quarter of a float32 ulp, so the
 #: float32 (or narrower) mean is within one ulp of the exact one.  Other
@@ -826,14 +821,6 @@ def _laned(lanes, parts=1):
 
 
 _laned_one = _laned(LANES)
-
-
-@register_jitable
-def _run_d_laned(buf, off, n, stride, tok):
-    a, b, _, _ = _laned_one(buf, off, n, stride, tok)
-    return a, b
-
-
 _laned_parts = _laned(LANES, parts=2)
 
 
@@ -1780,7 +1767,8 @@ def _run_d(buf, off, n, stride, tok):
     """float64 scaled, or a narrow float read exactly: four lanes, or LANES from _LANED_RUN."""
     if n < _LANED_RUN:
         return _run_d4(buf, off, n, stride, tok)
-    return _run_d_laned(buf, off, n, stride, tok)
+    a, b, _, _ = _laned_one(buf, off, n, stride, tok)
+    return a, b
 
 
 #: What the every-second-value loop of :func:`_step2_codegen` reads, by kind:
@@ -2243,6 +2231,8 @@ def _row_sums_codegen(kind, run):
 #: float64, so their steps need no bounds: int32, and float16 (multiples of
 #: 2**-24 under 2**16: any 8192 of them sum exactly).
 _EXACT_ROWS = ("i32", "f16")
+#: The others: float32 and bfloat16 rows, whose steps carry bounds.
+_BOUNDED_ROWS = ("f32", "bf16")
 
 
 def short_vec(buf, tok, run):
@@ -2298,7 +2288,7 @@ def short_negative(t, run, buf, tok):
 
 @overload(short_negative, jit_options=_OVERLOAD_OPTS)
 def _short_negative(t, run, buf, tok):
-    if _step2_kind(buf, tok) not in ("f32", "bf16"):
+    if _step2_kind(buf, tok) not in _BOUNDED_ROWS:
         return lambda t, run, buf, tok: 0.0
     narrow = np.uint32 if buf.dtype == types.float32 else np.uint16
     return lambda t, run, buf, tok: (
@@ -2321,7 +2311,7 @@ def short_poisoned(t, buf, tok):
 @overload(short_poisoned, jit_options=_OVERLOAD_OPTS)
 def _short_poisoned(t, buf, tok):
     kind = _step2_kind(buf, tok)
-    if kind not in ("f32", "bf16"):
+    if kind not in _BOUNDED_ROWS:
         return lambda t, buf, tok: False
     limit = {"f32": 0xFF800000, "bf16": 0xFF80}[kind]
     return lambda t, buf, tok: t >= limit
@@ -2392,7 +2382,7 @@ def short_certified(a, b, buf, off, run, tok):
 @overload(short_certified, jit_options=_OVERLOAD_OPTS)
 def _short_certified(a, b, buf, off, run, tok):
     kind = _step2_kind(buf, tok)
-    if kind not in ("f32", "bf16"):
+    if kind not in _BOUNDED_ROWS:
         return lambda a, b, buf, off, run, tok: b
     bits = _f32_bits if kind == "f32" else _raw_bits
     shift, mask, span = (23, 0x7FFFFFFF, 26) if kind == "f32" else (7, 0x7FFF, 42)

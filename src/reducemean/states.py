@@ -23,8 +23,7 @@ import numpy as np
 from . import kernels, launch
 from .dispatch import entry_for
 from .engine import (
-    complex_nonfinite_as_numpy, forwards, get_plan, native, permute_into, storage_view,
-    summed_by,
+    complex_nonfinite_as_numpy, forwards, get_plan, native, permute_into, storage_view, summed_by,
 )
 from .plan import normalize_axis
 
