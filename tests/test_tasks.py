@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+import numba
 from numba import njit
 
 from reducemean import kernels, tasks
@@ -164,3 +165,54 @@ def test_a_borrowed_view_reads_and_writes_its_array():
     assert done == 7 and np.array_equal(marks, np.ones(7, np.int64))
     assert total == 2 * sum(range(0, 10, 2))
     assert (n, stride) == (5, 16)
+
+
+@njit
+def _fails_past(n, marks, lo, hi):
+    # fails (numpy's ValueError) on the range past n; marks the others
+    for i in range(lo, hi):
+        marks[i] += 1
+    return np.empty(n - hi).size
+
+
+@pytest.mark.parametrize("ntasks", [2, 5])
+def test_an_exception_in_a_parallel_task_reaches_the_caller(ntasks):
+    # the last task fails; every other task still runs its whole range
+    marks = np.zeros(10, np.int64)
+    head = (np.int64(9), marks)
+    counts = np.zeros(ntasks, np.int64)
+    with pytest.raises(ValueError, match="negative"):
+        kernels.tasks_parallel(tasks.address(_fails_past, head), head, 10, counts)
+    assert (marks == 1).all()
+
+
+def test_a_split_whose_piece_fails_raises_before_its_merge():
+    marks = np.zeros(10, np.int64)
+    head, mhead = (np.int64(9), marks), (marks,)
+    run = tasks.bind(kernels.pieces_then_merge, _fails_past, head, _mark_range, mhead)
+    with pytest.raises(ValueError, match="negative"):
+        run(head, mhead, 10, np.zeros(3, np.int64), 10)
+    assert (marks == 1).all()  # the pieces' marks only: the merge would add one more
+
+
+@njit
+def _thread_of(ids, lo, hi):
+    for i in range(lo, hi):
+        ids[i] = numba.get_thread_id()
+    return hi - lo
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one thread")
+def test_parallel_tasks_run_on_the_threads_numba_is_told_to_use():
+    before = numba.get_num_threads()
+    try:
+        for threads in (2, 1):
+            numba.set_num_threads(threads)
+            ids = np.full(64, -1, np.int64)
+            kernels.tasks_parallel(tasks.address(_thread_of, (ids,)), (ids,), 64,
+                                   np.zeros(2, np.int64))
+            # two tasks, one to each thread: ids 0 and 1, 32 values each
+            assert sorted(np.unique(ids, return_counts=True)[1]) == [64 // threads] * threads
+            assert set(ids.tolist()) == set(range(threads))
+    finally:
+        numba.set_num_threads(before)

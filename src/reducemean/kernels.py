@@ -51,7 +51,7 @@ redo a float64 sum that overflowed (see :mod:`reducemean.engine`).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import overload
 
 from .cacheload import adopt
@@ -63,7 +63,7 @@ from .numerics import (
     state_arrays, step2_columns, store, store_block, store_short, superset_arrays,
     superset_columns, superset_keep, wide_int_states, widen, zero_state,
 )
-from .tasks import borrow, call_task, keep
+from .tasks import borrow, call_task, keep, run_tasks
 
 #: Most outputs an ``outer`` kernel accumulates side by side: whole rows up to
 #: this width, so each thread streams contiguous rows (prefetchers restart at
@@ -87,28 +87,20 @@ _HELPER = dict(_JIT, no_cpython_wrapper=True)
 
 #: The start of a full range.  A literal 0 would be typed ``Literal[int](0)``:
 #: a second compile of a helper that a parallel kernel also calls with an
-#: int64 start (about 0.2-0.5 s each on a cold first call).  For the same
-#: reason the parallel kernels convert their prange index to int64.
+#: int64 start (about 0.2-0.5 s each on a cold first call).
 _ZERO = np.int64(0)
 
 
 @njit(**_HELPER)
 def _total(counts):
-    """The sum of the tasks' out-of-range counts.
-
-    A parallel kernel's tasks each write their count to an array of the
-    caller's rather than add it to a ``prange`` reduction variable, which
-    Numba compiles into extra code around the loop's gufunc: a cold process
-    whose first call is a parallel row or column kernel ran 3% and 2.4%
-    fewer instructions this way (callgrind).
-    """
+    """The sum of the tasks' out-of-range counts (each task writes its own)."""
     bad = 0
     for t in range(counts.shape[0]):
         bad += counts[t]
     return bad
 
 
-@njit(parallel=True, **_JIT)
+@njit(**_JIT)
 def tasks_parallel(fn, head, total, counts):
     """A serial kernel over ``len(counts)`` even ranges of units [0, total), in parallel.
 
@@ -116,28 +108,19 @@ def tasks_parallel(fn, head, total, counts):
     runs ``kernel(*head, lo, hi)`` and writes its out-of-range count to
     ``counts[t]``.
     """
-    tasks = counts.shape[0]
-    for t in prange(tasks):
-        t = np.int64(t)  # see _ZERO
-        counts[t] = call_task(fn, head, total * t // tasks, total * (t + 1) // tasks)
+    run_tasks(fn, head, total, counts)
     return _total(counts)
 
 
-@njit(parallel=True, **_JIT)
+@njit(**_JIT)
 def pieces_then_merge(fn, merge, head, mhead, total, counts, nmerge):
     """A split reduction in one call: pieces in parallel, then their merge on this thread.
 
     The pieces run as in tasks_parallel and write the partial states;
     ``merge`` is the address of a merge kernel, run as ``merge(*mhead, 0,
-    nmerge)``.  One call from Python instead of two saves about 2 us.  The
-    loop is written again rather than tasks_parallel called: a call links
-    that kernel's gufunc and wrappers in here too, 0.9 G more instructions
-    in a cold process whose first call is a split (callgrind).
+    nmerge)``.  One call from Python instead of two saves about 2 us.
     """
-    tasks = counts.shape[0]
-    for t in prange(tasks):
-        t = np.int64(t)  # see _ZERO
-        counts[t] = call_task(fn, head, total * t // tasks, total * (t + 1) // tasks)
+    run_tasks(fn, head, total, counts)
     return call_task(merge, mhead, _ZERO, nmerge)
 
 
@@ -148,8 +131,6 @@ def _kept_offsets(p, o, skip_inner):
     Over every kept dim but the ``skip_inner`` innermost (True: one; 2:
     two, the rows of complex values and their part).
     """
-    # prange may hand out unsigned indices; mixing them with int64 would give floats
-    o = np.int64(o)
     nk = p[2]
     last = nk - np.int64(skip_inner)
     if last == 1:

@@ -512,8 +512,8 @@ def _prepare(plan, buf, out, tok, threads):
         # (up to 1.25 MiB with a superset), and in some processes the
         # allocator unmapped them at every free, so each unit paid a page
         # fault per 4 KiB: (786432, 2, 16) float32 over axis 1 took 150 ms
-        # on two threads against 36 ms on one.  Numba hands out a prange's
-        # iterations in even ranges, so the threads get the same units.
+        # on two threads against 36 ms on one.  tasks.run_tasks deals the
+        # tasks in even runs, one to a thread, so the threads get the same units.
         return _ranges(kernels.outer_serial, buf, p, out, tok, units, threads, block, blk)
     # serial merge: _chunks leaves at least eight rows per piece to merge
     return _split(kernels.outer_pieces, kernels.outer_merge, buf, p, out, tok, plan.nout * chunks,

@@ -9,10 +9,12 @@ parallel call cost 1.2-1.5 s more to compile than a serial one.
 
 Called through its address, a task is compiled once, on its own: it is the
 serial kernel itself, so a parallel call after a serial one compiles only the
-small loop that hands out the ranges (``kernels.tasks_parallel``).  A task
+small driver that hands out the ranges (``kernels.tasks_parallel``).  A task
 is a Numba-compiled function ``task(*head, lo, hi) -> int64`` that does the
 work for the range ``[lo, hi)`` of some units (rows, outputs, blocks) and
-returns how many float sums came out of range.
+returns how many float sums came out of range.  The drivers hand the tasks
+to Numba's threading layer themselves (:func:`run_tasks`), with no
+``prange`` loop and so no gufunc at all.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 from llvmlite import ir
 from numba import typeof, types
 from numba.core import cgutils
+from numba.core.callconv import Status
 from numba.extending import intrinsic
 
 #: Drivers' entry points with a task's address bound (see bind).
@@ -58,6 +61,127 @@ def call_task(typingctx, fn, head, lo, hi):
         return res
 
     return types.int64(fn, head, lo, hi), codegen
+
+
+@intrinsic
+def run_tasks(typingctx, fn, head, total, counts):
+    """Tasks ``t`` in [0, len(counts)) on Numba's threads: ``counts[t] = task(*head, lo, hi)``.
+
+    Task ``t`` takes the even range ``[lo, hi)`` of [0, ``total``); ``fn``
+    is the task's address (:func:`address`).  The tasks are dealt in even
+    runs, one to each of the calling thread's ``numba.get_num_threads()``
+    threads, the way a ``prange`` deals its iterations.  Returns nothing;
+    an exception a task raises (the first, when several do) is raised here
+    once every task has finished.
+
+    This hands the threading layer its work directly, as a ``prange``
+    lowers to, without the parfor passes: a ``parallel=True`` driver cost
+    0.6-0.7 s of compile on a cold process's first parallel call, for every
+    kind of head.  And a ``prange`` loop dropped a task's exception: the
+    parallel kernels returned as if it had succeeded.
+    """
+    if not (isinstance(fn, types.Integer) and isinstance(head, types.BaseTuple)
+            and isinstance(total, types.Integer) and isinstance(counts, types.Array)):
+        return None
+    # imported here: the compiler's modules, which a process that only
+    # loads cached kernels never needs
+    from numba.core.typed_passes import _reload_parfors
+    from numba.np.ufunc.parallel import _launch_threads
+
+    _launch_threads()  # the threading layer, whose functions the code calls by name
+    argtys = tuple(head) + (types.int64, types.int64)
+
+    def codegen(context, builder, sig, args):
+        fnv, headv, totalv, countsv = args
+        # A cached library re-launches the threading layer before it links.
+        context.active_code_library._reload_init.add(_reload_parfors)
+        mod = builder.module
+        i64 = ir.IntType(64)
+        i32 = ir.IntType(32)
+        bytep = ir.IntType(8).as_pointer()
+        fnty = context.call_conv.get_function_type(types.int64, argtys)
+        excty = fnty.args[1].pointee  # a task's exception info, as it returns it
+        # the tasks' shared arguments: task address, head, total, number of
+        # tasks and of runs, counts, the base the runs are numbered from, and
+        # the first failure's status code and exception
+        ctxty = ir.LiteralStructType([i64, headv.type, i64, i64, i64, i64.as_pointer(), bytep,
+                                      i32, excty])
+        body = _tasks_body(context, mod, ctxty, fnty, argtys, len(head))
+
+        ntasks = builder.extract_value(context.make_array(counts)(context, builder, countsv).shape, 0)
+        threads = builder.call(cgutils.get_or_insert_function(
+            mod, ir.FunctionType(i64, []), "get_num_threads"), [])
+        runs = builder.select(builder.icmp_signed("<", ntasks, threads), ntasks, threads)
+        ctx = cgutils.alloca_once(builder, ctxty)
+        base = builder.bitcast(ctx, bytep)
+        data = context.make_array(counts)(context, builder, countsv).data
+        for i, v in enumerate((fnv, headv, totalv, ntasks, runs, data, base, i32(0),
+                               cgutils.get_null_value(excty))):
+            builder.store(v, cgutils.gep_inbounds(builder, ctx, 0, i))
+        argv = cgutils.alloca_once_value(builder, base)  # run d: base + d
+        dims = cgutils.alloca_once_value(builder, runs)
+        steps = cgutils.alloca_once_value(builder, i64(1))
+        parallel_for = cgutils.get_or_insert_function(
+            mod, ir.FunctionType(ir.VoidType(), [bytep] * 5 + [i64] * 3), "numba_parallel_for")
+        with builder.if_then(builder.icmp_signed(">", runs, i64(0))):
+            builder.call(parallel_for, [builder.bitcast(body, bytep), builder.bitcast(argv, bytep),
+                                        builder.bitcast(dims, bytep), builder.bitcast(steps, bytep),
+                                        base, i64(0), i64(1), threads])
+        code = builder.load(cgutils.gep_inbounds(builder, ctx, 0, 7))
+        with cgutils.if_unlikely(builder, builder.icmp_signed("!=", code, i32(0))):
+            exc = builder.load(cgutils.gep_inbounds(builder, ctx, 0, 8))
+            context.call_conv.return_status_propagate(
+                builder, Status(code, None, None, None, None, None, None, exc))
+        return context.get_dummy_value()
+
+    return types.none(fn, head, total, counts), codegen
+
+
+def _tasks_body(context, mod, ctxty, fnty, argtys, nhead):
+    """The function each thread runs: ``body(args, dims, steps, data)``, as the threading layer calls.
+
+    It is given ``dims[0]`` runs from ``args[0]`` on, ``steps[0]`` apart;
+    run ``d`` is ``args[0] - base`` (ctx's base, ``data`` the ctx), and
+    takes tasks [ntasks * d // runs, ntasks * (d + 1) // runs).
+    """
+    i64 = ir.IntType(64)
+    bytep = ir.IntType(8).as_pointer()
+    body = ir.Function(mod, ir.FunctionType(ir.VoidType(), [bytep.as_pointer(), i64.as_pointer(),
+                                                             i64.as_pointer(), bytep]),
+                       name=mod.get_unique_name("reducemean.tasks.body"))
+    body.linkage = "internal"
+    builder = ir.IRBuilder(body.append_basic_block("entry"))
+    args, dims, steps, data = body.args
+    ctx = builder.bitcast(data, ctxty.as_pointer())
+
+    def field(i):
+        return builder.load(cgutils.gep_inbounds(builder, ctx, 0, i))
+
+    fnv, headv, total, ntasks, runs, counts, base = (field(i) for i in range(7))
+    callee = builder.inttoptr(fnv, fnty.as_pointer())
+    values = cgutils.unpack_tuple(builder, headv, nhead)
+    first = builder.sub(builder.ptrtoint(builder.load(args), i64), builder.ptrtoint(base, i64))
+    step = builder.load(steps)
+    with cgutils.for_range(builder, builder.load(dims)) as run:
+        d = builder.add(first, builder.mul(run.index, step))
+        t0 = builder.sdiv(builder.mul(ntasks, d), runs)
+        t1 = builder.sdiv(builder.mul(ntasks, builder.add(d, i64(1))), runs)
+        with cgutils.for_range_slice(builder, t0, t1, i64(1)) as (t, _):
+            lo = builder.sdiv(builder.mul(total, t), ntasks)
+            hi = builder.sdiv(builder.mul(total, builder.add(t, i64(1))), ntasks)
+            status, res = context.call_conv.call_function(builder, callee, types.int64, argtys,
+                                                          values + [lo, hi])
+            with builder.if_else(status.is_error) as (failed, done):
+                with failed:  # the first failure's status is kept
+                    code = cgutils.gep_inbounds(builder, ctx, 0, 7)
+                    old = builder.extract_value(builder.cmpxchg(
+                        code, ir.IntType(32)(0), status.code, "monotonic", "monotonic"), 1)
+                    with builder.if_then(old):
+                        builder.store(status.excinfoptr, cgutils.gep_inbounds(builder, ctx, 0, 8))
+                with done:
+                    builder.store(res, builder.gep(counts, [t]))
+    builder.ret_void()
+    return body
 
 
 @intrinsic
