@@ -1067,13 +1067,13 @@ def test_many_threads_in_process_agree_with_exact_sums():
 
 
 def test_helpers_compile_once_for_serial_and_parallel_callers():
-    # A serial kernel calling a helper with a literal 0 start, or a parallel
-    # one passing prange's own index type, would compile a second copy of
-    # the helper, typed Literal[int](0) or uint64 (cold first calls).
+    # A kernel calling a helper with a literal 0 start, or with an unsigned
+    # index, would compile a second copy of the helper, typed
+    # Literal[int](0) or uint64 (cold first calls).
     from numba import types
     from numba.core.registry import CPUDispatcher
 
-    def start(t):  # the scalar types a literal 0 or a prange index would add
+    def start(t):  # the scalar types a literal 0 or an unsigned index would add
         zero = isinstance(t, types.IntegerLiteral) and t.literal_value == 0
         return types.int64 if zero or t == types.uint64 else t
 
