@@ -81,7 +81,8 @@ def run_tasks(typingctx, fn, head, total, counts):
     parallel kernels returned as if it had succeeded.
     """
     if not (isinstance(fn, types.Integer) and isinstance(head, types.BaseTuple)
-            and isinstance(total, types.Integer) and isinstance(counts, types.Array)):
+            and isinstance(total, types.Integer) and isinstance(counts, types.Array)
+            and counts.dtype == types.int64 and counts.ndim == 1 and counts.layout == "C"):
         return None
     # imported here: the compiler's modules, which a process that only
     # loads cached kernels never needs
@@ -93,6 +94,8 @@ def run_tasks(typingctx, fn, head, total, counts):
 
     def codegen(context, builder, sig, args):
         fnv, headv, totalv, countsv = args
+        fnv = context.cast(builder, fnv, fn, types.int64)
+        totalv = context.cast(builder, totalv, total, types.int64)
         # A cached library re-launches the threading layer before it links.
         context.active_code_library._reload_init.add(_reload_parfors)
         mod = builder.module
