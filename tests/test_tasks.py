@@ -4,9 +4,9 @@ import os
 import subprocess
 import sys
 
+import numba
 import numpy as np
 import pytest
-import numba
 from numba import njit
 
 from reducemean import kernels, tasks
