@@ -7,7 +7,9 @@ import sys
 import numba
 import numpy as np
 import pytest
-from numba import njit
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from reducemean import kernels, tasks
 
@@ -216,3 +218,31 @@ def test_parallel_tasks_run_on_the_threads_numba_is_told_to_use():
             assert set(ids.tolist()) == set(range(threads))
     finally:
         numba.set_num_threads(before)
+
+
+@intrinsic
+def _owned(typingctx, arr):
+    # whether the array carries its owner (a meminfo Numba counts references on)
+    def codegen(context, builder, sig, args):
+        view = context.make_array(sig.args[0])(context, builder, value=args[0])
+        null = cgutils.get_null_value(view.meminfo.type)
+        return builder.icmp_unsigned("!=", view.meminfo, null)
+
+    return types.boolean(arr), codegen
+
+
+@njit
+def _owner_count(a, b, lo, hi):
+    return np.int64(_owned(a)) + np.int64(_owned(b))
+
+
+def test_parallel_tasks_get_the_heads_arrays_borrowed():
+    # every reference count a task's calls make on an owner shared by all
+    # the threads is an atomic add on one cache line: the tasks get views
+    # without the owner (the driver's caller keeps the arrays alive)
+    a, b = np.zeros(5), np.zeros(3, np.int64)
+    assert _owner_count(a, b, 0, 1) == 2  # owned, called directly
+    fn = tasks.address(_owner_count, (a, b))
+    counts = np.full(4, -1, np.int64)
+    assert kernels.tasks_parallel(fn, (a, b), 8, counts) == 0
+    assert (counts == 0).all()
