@@ -107,6 +107,28 @@ def test_complex_parts_dimension_alone_takes_the_parts_family(shape, axes, view,
 
 
 @pytest.mark.parametrize(
+    "dtype, shape, view, family",
+    [
+        (np.complex64, (64, 16), None, "outer"),  # many short rows: the parts a kept dim
+        (np.complex64, (1000, 2), None, "outer"),
+        (np.complex64, (200, 8), (slice(None, None, 2),), "outer"),  # rows apart
+        (np.complex64, (64, 17), None, "parts"),  # longer rows
+        (np.complex64, (63, 4), None, "parts"),  # too few rows
+        (np.complex64, (100, 16), (slice(None), slice(None, None, 2)), "parts"),  # strided
+        (np.complex128, (1000, 4), None, "parts"),  # compensated columns: slower
+    ],
+)
+def test_complex64_short_rows_go_as_their_float32_storage(dtype, shape, view, family):
+    a = np.empty(shape, dtype)
+    if view is not None:
+        a = a[view]
+    p = _plan(a, 1, pairs=True)
+    assert p.family == family
+    if family == "outer":  # the parts outermost, the rows the columns
+        assert p.kept[0] == (2, 1, 1) and p.kept[1][0] == a.shape[0]
+
+
+@pytest.mark.parametrize(
     "view, axes, run_step",
     [
         ((slice(None), slice(None, None, 2)), 1, 2),  # rows of every second value
