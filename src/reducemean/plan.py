@@ -415,7 +415,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
             reduced = ((1, 0),)
             pattern = "identity"
         if pairs and seq.endswith("RK") and merged[-1] == (2, 1, 1) and not (
-                _short_pairs(kept, reduced, itemsize, span)):
+                _short_pairs(kept, reduced, count, seq, itemsize, span)):
             # complex values whose part dimension stands alone (rows, the
             # whole array, ...): runs of values, summed for both parts
             family = "parts"
@@ -452,12 +452,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
             # part would make blocks two outputs wide, each unit a walk over
             # every row; outermost, each part is one block of columns
             kept = (kept[-1],) + kept[:-1]
-        elif (len(kept) > 1 and kept[-1][0] < NARROW_KEPT
-              and kept[-2][0] >= (NARROW_KEPT_ACROSS_16 if itemsize == 2 and (
-                  seq.endswith("RK") or count > NARROW_KEPT_ROWS_16) else NARROW_KEPT_ACROSS)
-              and (count <= NARROW_KEPT_ROWS if seq.endswith("RK") else (
-                  count <= NARROW_KEPT_ROWS or abs(kept[-1][1]) != 1)
-                  and _walks_cheaply(kept[-1][0], count, kept[-2][1], span, itemsize // unit))):
+        elif _narrow_innermost(kept, count, seq, itemsize, unit, span):
             # A narrow innermost kept dim with few values an output, e.g.
             # (n, 7, 3) over axis 1: as the column dim, a block of 3
             # columns at each of n offsets, each a few rows, cost a unit's
@@ -670,7 +665,17 @@ def _columns_of(dims):
                      tuple(i for i, d in enumerate(dims) if d[2] is None), False)
 
 
-def _short_pairs(kept, reduced, itemsize, span):
+def _narrow_innermost(kept, count, seq, itemsize, unit, span):
+    """Whether the innermost kept dim is narrow enough to go outermost (see make_plan)."""
+    return (len(kept) > 1 and kept[-1][0] < NARROW_KEPT
+            and kept[-2][0] >= (NARROW_KEPT_ACROSS_16 if itemsize == 2 and (
+                seq.endswith("RK") or count > NARROW_KEPT_ROWS_16) else NARROW_KEPT_ACROSS)
+            and (count <= NARROW_KEPT_ROWS if seq.endswith("RK") else (
+                count <= NARROW_KEPT_ROWS or abs(kept[-1][1]) != 1)
+                and _walks_cheaply(kept[-1][0], count, kept[-2][1], span, itemsize // unit)))
+
+
+def _short_pairs(kept, reduced, count, seq, itemsize, span):
     """Whether complex64 rows of a few contiguous values skip the parts family.
 
     The parts family sums each row's run and stores both parts, a call
@@ -682,9 +687,9 @@ def _short_pairs(kept, reduced, itemsize, span):
     whose compensated strided columns were slower from 4 values a row.
     """
     return (itemsize == 8 and len(kept) == 2 and len(reduced) == 1
-            and reduced[0][1] == 2 and reduced[0][0] <= PAIRS_SHORT
-            and kept[0][0] >= NARROW_KEPT_ACROSS
-            and _walks_cheaply(2, reduced[0][0], kept[0][1], span, itemsize // 2))
+            and reduced[0][1] == 2 and count <= PAIRS_SHORT
+            and _narrow_innermost(kept, count, seq, itemsize, 2, span)
+            and _walks_cheaply(2, count, kept[0][1], span, itemsize // 2))
 
 
 def _walks_cheaply(w, rows, stride, span, size):

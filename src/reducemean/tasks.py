@@ -104,11 +104,8 @@ def run_tasks(typingctx, fn, head, total, counts):
         # time).  This caller holds the head until every task has finished.
         for i, ty in enumerate(head):
             if isinstance(ty, types.Array):
-                view = context.make_array(ty)(context, builder,
-                                              value=builder.extract_value(headv, i))
-                view.meminfo = cgutils.get_null_value(view.meminfo.type)
-                view.parent = cgutils.get_null_value(view.parent.type)
-                headv = builder.insert_value(headv, view._getvalue(), i)
+                view = _borrowed(context, builder, ty, builder.extract_value(headv, i))
+                headv = builder.insert_value(headv, view, i)
         # A cached library re-launches the threading layer before it links.
         context.active_code_library._reload_init.add(_reload_parfors)
         mod = builder.module
@@ -124,14 +121,14 @@ def run_tasks(typingctx, fn, head, total, counts):
                                       i32, excty])
         body = _tasks_body(context, mod, ctxty, fnty, argtys, len(head))
 
-        ntasks = builder.extract_value(context.make_array(counts)(context, builder, countsv).shape, 0)
+        counts_arr = context.make_array(counts)(context, builder, countsv)
+        ntasks = builder.extract_value(counts_arr.shape, 0)
         threads = builder.call(cgutils.get_or_insert_function(
             mod, ir.FunctionType(i64, []), "get_num_threads"), [])
         runs = builder.select(builder.icmp_signed("<", ntasks, threads), ntasks, threads)
         ctx = cgutils.alloca_once(builder, ctxty)
         base = builder.bitcast(ctx, bytep)
-        data = context.make_array(counts)(context, builder, countsv).data
-        for i, v in enumerate((fnv, headv, totalv, ntasks, runs, data, base, i32(0),
+        for i, v in enumerate((fnv, headv, totalv, ntasks, runs, counts_arr.data, base, i32(0),
                                cgutils.get_null_value(excty))):
             builder.store(v, cgutils.gep_inbounds(builder, ctx, 0, i))
         argv = cgutils.alloca_once_value(builder, base)  # run d: base + d
@@ -219,12 +216,17 @@ def borrow(typingctx, arr):
         return None
 
     def codegen(context, builder, sig, args):
-        view = context.make_array(arr)(context, builder, value=args[0])
-        view.meminfo = cgutils.get_null_value(view.meminfo.type)
-        view.parent = cgutils.get_null_value(view.parent.type)
-        return view._getvalue()
+        return _borrowed(context, builder, arr, args[0])
 
     return arr(arr), codegen
+
+
+def _borrowed(context, builder, ty, value):
+    """The array ``value`` (of Numba type ``ty``) with no owner and no parent object."""
+    view = context.make_array(ty)(context, builder, value=value)
+    view.meminfo = cgutils.get_null_value(view.meminfo.type)
+    view.parent = cgutils.get_null_value(view.parent.type)
+    return view._getvalue()
 
 
 @intrinsic
