@@ -108,7 +108,8 @@ def spy(monkeypatch):
     monkeypatch.setattr(launch, "_PREPARED", _Forgetful())
     monkeypatch.setattr(numpy_api, "_DIRECT", _Forgetful())
     calls = []
-    for name in ("inner_serial", "rows_serial", "rows_nested", "whole_serial", "short_serial",
+    for name in ("inner_serial", "rows_serial", "rows_paired", "rows_nested",
+                 "rows_nested_paired", "whole_serial", "whole_long", "short_serial",
                  "outer_serial", "parts_serial", "parts_nested", "parts_general", "short_strided",
                  *kernels.SHORT_KERNELS.values()):
         real = getattr(kernels, name)
@@ -138,28 +139,34 @@ def spy(monkeypatch):
 
 
 def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
+    # one contiguous run of at least two PAIR_BLOCKs: blocks in pairs
     reducemean.mean(np.ones(launch.PARALLEL_MIN // 2, np.float32))
-    assert spy[-1] == "whole_serial"  # one run: the row loop for a single row
+    assert spy[-1] == "whole_long"
+    reducemean.mean(np.ones(100, np.float32))
+    assert spy[-1] == "whole_serial"  # one short run: the row loop for a single row
     # a single strided run, read backwards, through the same loop
     a = np.arange(30001, dtype=np.float64)
     assert reducemean.mean(a[::-3]) == float(sum(range(0, 30001, 3))) / 10001
     assert spy[-1] == "whole_serial"
     reducemean.mean(np.ones(BIG, np.float32))
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "whole_pieces then merge_outputs"
+        assert spy[-1] == "whole_long_pieces then merge_outputs"
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
 def test_whole_runs_are_cut_into_pieces(spy, dtype):
     # One run, contiguous, strided, backwards or every second value: pieces
-    # of it in parallel (kernels.whole_pieces), merged, against exact sums.
+    # of it in parallel (kernels.whole_pieces; contiguous floats whole_long_pieces,
+    # their blocks in pairs), merged, against exact sums.
     rng = np.random.default_rng(13)
     x = rng.integers(-100, 100, 3 * BIG).astype(dtype)
     rtype = np.float64 if np.dtype(dtype).kind == "i" else dtype
     for view in (x, x[::-3], x[::2], x[1::2], x[5:-7]):
         got = reducemean.mean(view)
+        long = view.flags.c_contiguous and np.dtype(dtype) != np.int32
         if launch.numba.get_num_threads() > 1:
-            assert spy[-1] == "whole_pieces then merge_outputs"
+            assert spy[-1] == ("whole_long_pieces" if long else "whole_pieces") + (
+                " then merge_outputs"), view.strides
         s_ = int(view.astype(np.int64).sum())
         assert ulp_distance(got, Fraction(s_, view.size), rtype) <= (
             0.5 if rtype == np.float64 else 1), (dtype, view.strides)
@@ -172,13 +179,13 @@ def test_float64_goes_parallel_at_half_the_size(spy):
     for _ in range(2):  # the second call may take numpy_api's remembered path
         assert reducemean.mean(x) == (n - 1) / 2
         if launch.numba.get_num_threads() > 1:
-            assert spy[-1] == "whole_pieces then merge_outputs"
+            assert spy[-1] == "whole_long_pieces then merge_outputs"
     # float32 of that size, and float64 of under half of it, stay serial (shapes
     # no other test uses, so numpy_api has no remembered path for them yet)
     assert reducemean.mean(x[:-3].astype(np.float32)) == np.float32((n - 4) / 2)
-    assert spy[-1] == "whole_serial"
+    assert spy[-1] == "whole_long"
     assert reducemean.mean(x[: n // 2 - 1]) == (n // 2 - 2) / 2
-    assert spy[-1] == "whole_serial"
+    assert spy[-1] == "whole_long"
 
 
 def test_values_apart_go_parallel_at_half_the_size(spy):
@@ -192,7 +199,7 @@ def test_values_apart_go_parallel_at_half_the_size(spy):
             (x[::3], None, "whole_pieces then merge_outputs"),
             (x[: 2 * n].reshape(512, -1)[:, ::2], 1, "rows_serial in tasks"),
             (x[: 2 * n].reshape(512, -1)[:, ::2], 0, "outer_pieces then outer_merge"),
-            (x[:n], None, "whole_serial"),  # contiguous: serial at this size
+            (x[:n], None, "whole_long"),  # contiguous: serial at this size
             (x[: n - 2: 2], None, "whole_serial"),  # under half: serial
     ):
         got = reducemean.mean(v, axis=axis)
@@ -209,7 +216,7 @@ def test_rows_run_as_ranges_of_outputs(spy):
     a = np.arange(BIG, dtype=np.float32).reshape(-1, 64)
     got = reducemean.mean(a, axis=1)
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "rows_serial in tasks"
+        assert spy[-1] == "rows_paired in tasks"
     want = np.arange(a.shape[0], dtype=np.float64) * 64 + 31.5  # exact in float64
     assert np.array_equal(got, want.astype(np.float32))
     got = reducemean.mean(a.reshape(-1, 4), axis=1)  # short rows
@@ -225,18 +232,20 @@ def test_rows_of_kept_dims_that_do_not_merge_go_by_rows(spy, name):
     # when a task's range of outputs starts or ends inside such a row loop
     # and when that kept dim is not the result's last.  Integer values:
     # every mean is checked against the exact one, to 1 ulp of the result.
+    # Contiguous rows of floats go two at a time (rows_nested_paired).
     dt = np.dtype(name)
     rng = np.random.default_rng(len(name))
     x = rng.integers(0, 100, (30, 40, 50)).astype(dt)
     big = rng.integers(0, 100, (1023, 32, 64)).astype(dt)
     two = launch.numba.get_num_threads() > 1
+    nested = "rows_nested_paired" if dt.kind == "f" else "rows_nested"
     cases = [
-        (x[:, :20], 2, "rows_nested"),
+        (x[:, :20], 2, nested),
         (x[:, 1:20:2, ::3], 2, "rows_nested"),  # strided rows
-        (x[::-1, :20], 2, "rows_nested"),  # an outer kept dim read backwards
-        (x.transpose(1, 0, 2)[:19], 2, "rows_nested"),  # innermost kept dim: result's first
-        (x[:, :19, :48].reshape(30, 19, 3, 16)[:, :, ::2], 3, "rows_nested"),  # three kept dims
-        (big[:, :23], 2, "rows_nested in tasks" if two else "rows_nested"),
+        (x[::-1, :20], 2, nested),  # an outer kept dim read backwards
+        (x.transpose(1, 0, 2)[:19], 2, nested),  # innermost kept dim: result's first
+        (x[:, :19, :48].reshape(30, 19, 3, 16)[:, :, ::2], 3, nested),  # three kept dims
+        (big[:, :23], 2, nested + " in tasks" if two else nested),
     ]
     for v, axis, kernel in cases:
         got = reducemean.mean(v, axis=axis)
@@ -388,7 +397,7 @@ def test_first_row_calls_compile_only_their_own_loops():
 
 
 @pytest.mark.parametrize("view, first, kernel", [
-    ((slice(None), slice(0, 4)), 1.5, "rows_serial"),
+    ((slice(None), slice(0, 4)), 1.5, "rows_paired"),
     ((slice(None), slice(None, None, 2)), 3.0, "short_strided"),
 ])
 def test_short_rows_not_one_after_another_skip_the_short_kernels(spy, view, first, kernel):
@@ -493,8 +502,9 @@ def test_outer_reduced_dims_go_in_memory_order(spy, nout):
 def test_strided_short_rows_are_added_value_by_value(spy, name):
     # Rows under 16 values that are strided take short_strided, serial and
     # as parallel tasks; contiguous rows apart, and int64 and uint64 rows,
-    # keep rows_serial.  Integer values: every mean is checked against the
-    # exact one, to 1 ulp of the result.
+    # keep the row loop (rows_paired for floats, two rows at a time).
+    # Integer values: every mean is checked against the exact one, to 1 ulp
+    # of the result.
     dt = BFLOAT16 if name == "bfloat16" else np.dtype(name)
     rng = np.random.default_rng(len(name))
     wide = dt.kind in "iu" and dt.itemsize == 8
@@ -505,7 +515,7 @@ def test_strided_short_rows_are_added_value_by_value(spy, name):
         (small[:, ::2], "short_strided"),  # 15 values, every second
         (small[:, 1::3], "short_strided"),
         (small[::-1, ::4], "short_strided"),  # rows read backwards, their values strided
-        (small[:, :12], "rows_serial"),  # contiguous, rows apart
+        (small[:, :12], "rows_paired" if dt.kind in "fV" else "rows_serial"),  # rows apart
         (big[:, ::2], "short_strided in tasks" if two else "short_strided"),
     ]
     for v, kernel in cases:
@@ -562,8 +572,9 @@ def test_split_kernels_hold_every_dtypes_states(spy, name):
     exact = [int(v) for v in x.tolist()]
     two = launch.numba.get_num_threads() > 1
     got = reducemean.mean(x)
-    if two:
-        assert spy[-1] == "whole_pieces then merge_outputs"
+    if two:  # floats: the run's blocks in pairs
+        pieces = "whole_long_pieces" if np.dtype(dtype).kind in "fV" else "whole_pieces"
+        assert spy[-1] == pieces + " then merge_outputs"
     rtype = np.float64 if np.dtype(dtype).kind in "biu" else dtype
     assert ulp_distance(got, Fraction(sum(exact), BIG), rtype) <= 1
     cols = x.reshape(-1, 256)
@@ -598,7 +609,7 @@ def test_one_thread_means_serial(spy):
         reducemean.mean(np.ones(BIG, np.float32))
     finally:
         numba.set_num_threads(prev)
-    assert spy == ["whole_serial"]
+    assert spy == ["whole_long"]
 
 
 def test_repeated_big_calls_prepare_their_parallel_call_once(monkeypatch):

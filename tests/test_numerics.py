@@ -1,5 +1,6 @@
 """Per-dtype arithmetic, checked exhaustively or against Python integers and Fractions."""
 
+import contextlib
 import math
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from exact import exact_mean, ulp_distance
 from numba import njit
 
 import reducemean
-from reducemean import kernels, numerics
+from reducemean import kernels, launch, numerics
 from reducemean.numerics import BF16, HALF, NATIVE, bf16_to_f64, half_to_f64
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -317,20 +318,66 @@ def test_narrow_float_runs_of_one_output_are_one_sum(dtype, n):
     _check_runs_of_runs(data, n, dt)
 
 
-def test_float64_row_pairs_cover_every_row_once():
-    # Contiguous float64 rows are summed in pairs up to kernels.PAIR_GAP bytes
-    # apart: blocks of 2 * gap rows, then a shorter last block and a lone row.
-    # Each row has its own offset, so a row skipped, or summed into another
-    # row's output, shows.
-    n = 1024
-    gap_rows = kernels.PAIR_GAP // (8 * n)
+def _pair_dtype(name):
+    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+
+
+@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("n", [3, 1023, 1024])
+def test_row_pairs_cover_every_row_once(name, n):
+    # Contiguous rows of these types are summed in pairs up to
+    # kernels.PAIR_GAP bytes apart: blocks of 2 * gap rows, then a shorter
+    # last block and a lone row, summed as its two halves and, for odd
+    # lengths, its middle value.  Each row has its own offset, so a row or
+    # value skipped, read twice, or summed into another row's output, shows.
+    dt = _pair_dtype(name)
+    gap_rows = kernels.PAIR_GAP // (dt.itemsize * n)
     rows = 2 * gap_rows + 5
-    rng = np.random.default_rng(7)
-    x = rng.standard_normal((rows, n)) + 1000.0 * np.arange(rows)[:, None]
+    rng = np.random.default_rng(n)
+    # integers exact in every type; rows apart (one spare value each)
+    x = rng.integers(-8, 9, (rows, n + 1)) + 16 * (np.arange(rows) % 7)[:, None]
+    x = x.astype(np.float32).astype(dt)[:, :n]
     got = reducemean.mean(x, axis=1)
+    assert got.dtype == dt
     for r in range(rows):
-        exact = sum(map(Fraction, x[r].tolist())) / n
-        assert ulp_distance(got[r], exact, np.float64) <= 1, r
+        exact = Fraction(int(x[r].astype(np.int64).sum()), n)
+        assert ulp_distance(got[r], exact, dt) <= 1, r
+
+
+@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16"])
+def test_long_runs_in_pairs_of_blocks_read_every_value_once(name):
+    # A whole contiguous run of at least two PAIR_BLOCKs is summed as pairs
+    # of adjacent blocks, what is left as its two halves and, for an odd
+    # count, its middle value (kernels._long_run), serially and in pieces.
+    # Values 2**k apart: a value skipped or read twice moves the exact sum.
+    dt = _pair_dtype(name)
+    v = numerics.PAIR_BLOCK // dt.itemsize
+    rng = np.random.default_rng(v)
+    base = rng.integers(0, 4, 4 * v + 7).astype(np.float32).astype(dt)
+    for n in (2 * v, 2 * v + 1, 3 * v + 3, 4 * v - 1, 4 * v + 7):
+        x = base[:n].copy()
+        x[rng.integers(0, n, 3)] = 64  # a few values that stand out
+        exact = Fraction(int(x.astype(np.int64).sum()), n)
+        for serial in (True, False):
+            with (launch.serial_only() if serial else contextlib.nullcontext()):
+                got = reducemean.mean(x)
+            assert ulp_distance(got, exact, dt) <= 1, (n, serial)
+
+
+@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16"])
+def test_interleaved_runs_in_pairs_cover_every_output(name):
+    # (n, c, hw) over (0, 2) with few outputs goes in parallel by outer
+    # reduced offsets, every output's run in turn (interleaved_pieces):
+    # contiguous runs two outputs at a time, an odd last output by halves.
+    dt = _pair_dtype(name)
+    rng = np.random.default_rng(3)
+    c, hw = 33, 1031
+    x = rng.integers(-4, 5, (16, c, hw)) + 8 * np.arange(c)[None, :, None]
+    x = x.astype(np.float32).astype(dt)
+    got = reducemean.mean(x, axis=(0, 2))
+    sums = x.astype(np.int64).sum(axis=(0, 2))
+    for o in range(c):
+        assert ulp_distance(got[o], Fraction(int(sums[o]), 16 * hw), dt) <= 1, o
 
 
 def _runs_apart(x, k, step=1):

@@ -128,7 +128,8 @@ def test_tasks_loaded_from_numbas_cache_run_in_a_new_process(tmp_path):
     # loop's code is optimised and emitted once, in a library of its own
     assert "column kernel True block loop linked in False" in runs[0].stdout
     loaded = [line for line in runs[1].stdout.splitlines() if "data loaded" in line]
-    for kernel in ("tasks_parallel", "outer_serial", "outer_block", "rows_serial", "whole_pieces"):
+    for kernel in ("tasks_parallel", "outer_serial", "outer_block", "rows_paired",
+                   "whole_long_pieces"):
         assert any(f"kernels.{kernel}-" in line for line in loaded), kernel
     assert "data saved" not in runs[1].stdout
 

@@ -56,12 +56,12 @@ from numba.extending import overload
 
 from .cacheload import adopt
 from .numerics import (
-    add_value, col_add, col_add8, is_16bit, merge, opaque_one, plain_f64, run_pair_f64, run_parts,
-    run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_sum, SHORT_VEC_STEP,
-    magnitude_join, magnitude_zero, short_add, short_certified, short_clear, short_exact,
-    short_negative, short_poisoned, short_state, short_sums, short_vec, short_zero, stack_f64,
-    state_arrays, step2_columns, store, store_block, store_short, superset_arrays,
-    superset_columns, superset_keep, wide_int_states, widen, zero_state,
+    PAIR_BLOCK, add_value, col_add, col_add8, has_pair_sum, is_16bit, merge, opaque_one,
+    pair_sum, run_parts, run_parts_rows, run_parts_step2, run_parts_strided, run_rows,
+    run_sum, SHORT_VEC_STEP, magnitude_join, magnitude_zero, short_add, short_certified,
+    short_clear, short_exact, short_negative, short_poisoned, short_state, short_sums, short_vec,
+    short_zero, stack_f64, state_arrays, step2_columns, store, store_block, store_short,
+    superset_arrays, superset_columns, superset_keep, wide_int_states, widen, zero_state,
 )
 from .tasks import borrow, call_task, keep, run_tasks
 
@@ -77,7 +77,7 @@ NARROW = 512
 SPREAD_ROW = 32 << 10
 
 #: Bytes between the two rows that the float64 row loop sums together, at
-#: most (see _f64_row_pairs).
+#: most (see _row_pairs).
 PAIR_GAP = 1 << 20
 
 # No C-callable wrapper, and no Python one on the helpers only kernels call
@@ -278,6 +278,46 @@ def whole_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
     return _ZERO
 
 
+@njit(inline="always", **_HELPER)
+def _long_run(buf, off, n, tok):
+    """The state of the contiguous run ``buf[off : off + n]`` by numerics.pair_sum (which must
+    serve it): pairs of adjacent PAIR_BLOCK blocks, each block's state merged into the run's.
+
+    Two streams a core read memory faster than one: whole float64 arrays
+    of 512 MiB on two threads 1.15-1.3x faster, float32 1.1-1.25x, 16-bit
+    floats 1.1-1.2x.  What is left (under two blocks) goes as its two
+    halves, and its middle value if its length is odd, through the same
+    call of the pair loop (see _row_pairs).
+    """
+    a, b = zero_state(buf, tok)
+    values = PAIR_BLOCK // buf.itemsize
+    lo = np.int64(0)
+    while lo < n:
+        left = n - lo
+        m = values if left >= 2 * values else left // 2
+        a0, b0, a1, b1 = pair_sum(buf, off + lo, off + lo + (values if m == values else left - m),
+                                  m, tok)
+        a, b = merge(a, b, a0, b0, tok)
+        a, b = merge(a, b, a1, b1, tok)
+        if m == values:
+            lo += 2 * values
+        else:
+            if left > 2 * m:
+                a, b = add_value(a, b, buf, np.uint64(off + lo + m), tok)
+            lo = n
+    return a, b
+
+
+@njit(**_HELPER)
+def whole_long_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
+    """:func:`whole_pieces` of a contiguous run the pair loop serves (see _long_run)."""
+    n = p[1]
+    for c in range(lo, hi):
+        c0 = n * c // chunks
+        pa[c], pb[c] = _long_run(buf, p[0] + c0, n * (c + 1) // chunks - c0, tok)
+    return _ZERO
+
+
 @njit(**_HELPER)
 def merge_outputs(pa, pb, out, p, chunks, tok, lo, hi):
     """Outputs [lo, hi): merge their partial states laid out [chunk][output], store the means."""
@@ -374,61 +414,81 @@ def _short_fixed_impl(buf, out, tok, base, lo, hi, run):
     return _short_rows_vec if short_vec(buf, tok, run) else _short_rows
 
 
-def _f64_row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
-    """Contiguous rows of plain float64 from ``lo``, two at a time: ``(bad, next row)``.
-
-    Two rows share one loop (``run_pair_f64``), so one row's lane merges and
-    division overlap the other's instead of ending every row in a chain of
-    dependent steps.  The two rows are up to PAIR_GAP bytes apart, not adjacent:
-    with adjacent rows each stream's prefetches run into rows the other has
-    already read, and reading from memory measured 2-4x slower than one row
-    at a time (32 KiB apart still 1.5x slower; 256 KiB and 1 MiB apart both
-    faster than one at a time).  The unit stride is literal, as in
-    ``_inner_partial``: a runtime stride test inside the row loop measured
-    up to 1.8x slower on rows of 16 to 100 values.  An odd last row is left
-    to the caller.  Other storage gets ``(0, lo)``: no second row loop to
-    compile (first-call time).  Row ``o`` is read from ``base + o * sk`` and
-    its mean stored at ``obase + o * ok``.
-    """
-
-
-@overload(_f64_row_pairs, jit_options={"cache": True, "no_cfunc_wrapper": True})
-def _f64_row_pairs_impl(buf, out, tok, base, sk, obase, ok, run, lo, hi):
-    if not plain_f64(buf, tok):
-        return lambda buf, out, tok, base, sk, obase, ok, run, lo, hi: (0, lo)
-
-    def impl(buf, out, tok, base, sk, obase, ok, run, lo, hi):
-        bad = 0
-        d = max(1, PAIR_GAP // max(1, run * 8))
-        b0 = lo
-        while b0 + 2 <= hi:
-            h = min(d, (hi - b0) // 2)
-            for o in range(b0, b0 + h):
-                o1 = o + h
-                a, b, a1, b1 = run_pair_f64(buf, base + o * sk, base + o1 * sk, run, tok)
-                bad += store(out, obase + o * ok, a, b, run, tok)
-                bad += store(out, obase + o1 * ok, a1, b1, run, tok)
-            b0 += 2 * h
-        return bad, b0
-
-    return impl
-
-
 @njit(inline="always", **_HELPER)
 def _rows(buf, out, tok, base, sk, obase, ok, run, step, lo, hi):
     """Rows [lo, hi) of ``run`` values ``step`` apart: row ``o`` from ``base + o * sk``, its mean
     stored at ``obase + o * ok``.  Returns the bad count.
 
-    The loop body is one run sum and one store; contiguous float64 rows go
-    two at a time first (_f64_row_pairs).
+    The loop body is one run sum and one store.  Contiguous rows of the
+    types numerics.pair_sum serves go two at a time instead (_row_pairs).
     """
     bad = 0
-    if step == 1:
-        bad, lo = _f64_row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi)
     for o in range(lo, hi):
         a, b = run_sum(buf, base + o * sk, run, step, tok)
         bad += store(out, obase + o * ok, a, b, run, tok)
     return bad
+
+
+@njit(inline="always", **_HELPER)
+def _row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
+    """:func:`_rows` of contiguous rows, two at a time (numerics.pair_sum, which must serve them).
+
+    Two rows in one loop overlap one row's lane merges and division with
+    the other's instead of ending every row in a chain of dependent steps,
+    and each thread reads two streams, which memory serves faster than one:
+    float32 rows 1.2-1.3x faster from memory, 1.03-1.15x held in cache.
+    The two rows are up to PAIR_GAP bytes apart, not adjacent: with
+    adjacent rows each stream's prefetches run into rows the other has
+    already read, and reading from memory measured 2-4x slower than one
+    row at a time (32 KiB apart still 1.5x slower; 256 KiB and 1 MiB apart
+    both faster than one at a time).  Rows o and o + h (h up to PAIR_GAP
+    bytes' worth) go together, in blocks of 2h rows; an odd last row goes
+    as its two halves, and its middle value if its length is odd.  One
+    call of the pair loop serves every case: each call site is a copy of
+    the loop to compile, and a loop for one row another (first-call time).
+    """
+    bad = 0
+    d = max(1, PAIR_GAP // max(1, run * buf.itemsize))
+    b0, i, h = _pairs_start(lo, hi, d)
+    while b0 < hi:
+        lone = hi - b0 == 1
+        off0 = base + (b0 + i) * sk
+        m = run // 2 if lone else run
+        off1 = off0 + (run - m if lone else h * sk)
+        a, b, a1, b1 = pair_sum(buf, off0, off1, m, tok)
+        if lone:
+            a, b = merge(a, b, a1, b1, tok)
+            if run > 2 * m:
+                a, b = add_value(a, b, buf, np.uint64(off0 + m), tok)
+            bad += store(out, obase + b0 * ok, a, b, run, tok)
+        else:
+            bad += store(out, obase + (b0 + i) * ok, a, b, run, tok)
+            bad += store(out, obase + (b0 + i + h) * ok, a1, b1, run, tok)
+        b0, i, h = _pairs_next(b0, i, h, hi, d)
+    return bad
+
+
+@njit(inline="always", **_HELPER)
+def _pairs_start(lo, hi, d):
+    """The first step ``(b0, i, h)`` of a walk over items [lo, hi) in pairs (see _row_pairs).
+
+    Items ``b0 + i`` and ``b0 + i + h`` go together, ``h`` up to ``d``, in
+    blocks of ``2h`` from ``b0``; the last item alone when ``hi - b0`` is 1.
+    """
+    return lo, np.int64(0), min(d, (hi - lo) // 2)
+
+
+@njit(inline="always", **_HELPER)
+def _pairs_next(b0, i, h, hi, d):
+    """The step after ``(b0, i, h)`` of a walk over items up to ``hi`` in pairs (_pairs_start)."""
+    if hi - b0 == 1:  # the last item, alone
+        return hi, i, h
+    i += 1
+    if i == h:
+        b0 += 2 * h
+        i = 0
+        h = min(d, (hi - b0) // 2)
+    return b0, i, h
 
 
 @njit(**_JIT)
@@ -443,6 +503,17 @@ def rows_serial(buf, p, out, tok, lo, hi):
 
 
 @njit(**_JIT)
+def rows_paired(buf, p, out, tok, lo, hi):
+    """:func:`rows_serial` of contiguous rows, two at a time (see _row_pairs).
+
+    A kernel of its own (launch.row_kernel picks it when numerics.pairs_runs
+    says the pair loop serves the rows), so neither kernel compiles the
+    other's loop.
+    """
+    return _row_pairs(buf, out, tok, p[0], p[6], 0, p[7], p[8], lo, hi)
+
+
+@njit(**_JIT)
 def rows_nested(buf, p, out, tok, lo, hi):
     """Outputs [lo, hi) of a plan with one reduced dimension and several kept ones.
 
@@ -452,21 +523,37 @@ def rows_nested(buf, p, out, tok, lo, hi):
     took 2.1x numpy's time there.
     """
     kb = 2 + 3 * p[2]  # the innermost kept dim; the reduced one follows it
-    e = p[kb]
-    sk = p[kb + 1]
-    ok = p[kb + 2]
-    run = p[kb + 3]
-    step = p[kb + 4]
     bad = 0
     o = np.int64(lo)  # see _kept_offsets
     while o < hi:
-        q = o // e
-        i = o - q * e
-        m = min(e - i, hi - o)
-        off, oo = _kept_offsets(p, q, True)
-        bad += _rows(buf, out, tok, off, sk, oo, ok, run, step, i, i + m)
+        off, oo, i, m = _nested_rows(p, o, hi)
+        bad += _rows(buf, out, tok, off, p[kb + 1], oo, p[kb + 2], p[kb + 3], p[kb + 4], i, i + m)
         o += m
     return bad
+
+
+@njit(**_JIT)
+def rows_nested_paired(buf, p, out, tok, lo, hi):
+    """:func:`rows_nested` of contiguous rows, two at a time (see _row_pairs, rows_paired)."""
+    kb = 2 + 3 * p[2]
+    bad = 0
+    o = np.int64(lo)
+    while o < hi:
+        off, oo, i, m = _nested_rows(p, o, hi)
+        bad += _row_pairs(buf, out, tok, off, p[kb + 1], oo, p[kb + 2], p[kb + 3], i, i + m)
+        o += m
+    return bad
+
+
+@njit(inline="always", **_HELPER)
+def _nested_rows(p, o, hi):
+    """Offsets (input, output) of the rows along the innermost kept dim from output ``o``, the
+    first row's index along it, and how many rows of [o, hi) lie there."""
+    e = p[2 + 3 * p[2]]
+    q = o // e
+    i = o - q * e
+    off, oo = _kept_offsets(p, q, True)
+    return off, oo, i, min(e - i, hi - o)
 
 
 @njit(**_JIT)
@@ -482,6 +569,21 @@ def whole_serial(buf, p, out, tok, lo, hi):
         return _ZERO
     run = p[5]
     a, b = run_sum(buf, p[0], run, p[6], tok)
+    return store(out, 0, a, b, run, tok)
+
+
+@njit(**_JIT)
+def whole_long(buf, p, out, tok, lo, hi):
+    """:func:`whole_serial` of a contiguous run the pair loop serves (see _long_run).
+
+    A kernel of its own (launch.row_kernel picks it for runs of at least
+    two PAIR_BLOCKs), so neither compiles the other's loops: a small whole
+    reduction's first call no pairs, this one no strided runs.
+    """
+    if lo >= hi:
+        return _ZERO
+    run = p[5]
+    a, b = _long_run(buf, p[0], run, tok)
     return store(out, 0, a, b, run, tok)
 
 
@@ -800,6 +902,58 @@ def parts_merge(pa, pb, out, p, chunks, tok, lo, hi):
     return bad
 
 
+def _runs_at(buf, p, pa, pb, tok, base, roff, run, step, nout):
+    """interleaved_pieces' runs at one outer reduced offset ``roff``, every output's in turn.
+
+    Each run's state is merged into the piece's, from ``base``.
+    Contiguous runs (a rank-2 token) of the types numerics.pair_sum serves
+    go two at a time, output ``o``'s with output ``o + h``'s, as rows do
+    in _row_pairs (an odd last one by halves, through the same call).
+    """
+
+
+@overload(_runs_at, jit_options={"cache": True, "no_cfunc_wrapper": True})
+def _runs_at_impl(buf, p, pa, pb, tok, base, roff, run, step, nout):
+    if not (tok.ndim == 2 and has_pair_sum(buf, tok)):
+        def each(buf, p, pa, pb, tok, base, roff, run, step, nout):
+            for o in range(nout):
+                src, dst = _kept_offsets(p, o, False)
+                a2, b2 = run_sum(buf, src + roff, run, step, tok)
+                pa[base + o], pb[base + o] = merge(pa[base + o], pb[base + o], a2, b2, tok)
+            return _ZERO
+
+        return each
+
+    def pairs(buf, p, pa, pb, tok, base, roff, run, step, nout):
+        d = max(1, PAIR_GAP // max(1, run * buf.itemsize))
+        b0, i, h = _pairs_start(_ZERO, nout, d)
+        while b0 < nout:
+            lone = nout - b0 == 1
+            o = b0 + i
+            off0, _ = _kept_offsets(p, o, False)
+            off0 += roff
+            m = run // 2 if lone else run
+            if lone:
+                off1 = off0 + run - m
+            else:
+                off1, _ = _kept_offsets(p, o + h, False)
+                off1 += roff
+            a0, c0, a1, c1 = pair_sum(buf, off0, off1, m, tok)
+            if lone:
+                a0, c0 = merge(a0, c0, a1, c1, tok)
+                if run > 2 * m:
+                    a0, c0 = add_value(a0, c0, buf, np.uint64(off0 + m), tok)
+            else:
+                k = base + o + h
+                pa[k], pb[k] = merge(pa[k], pb[k], a1, c1, tok)
+            k = base + o
+            pa[k], pb[k] = merge(pa[k], pb[k], a0, c0, tok)
+            b0, i, h = _pairs_next(b0, i, h, nout, d)
+        return _ZERO
+
+    return pairs
+
+
 @njit(**_HELPER)
 def interleaved_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
     """Partial states of pieces [lo, hi) of an inner plan with outer reduced dims (RKR).
@@ -819,10 +973,7 @@ def interleaved_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
         base = c * nout
         for ro in range(nro * c // chunks, nro * (c + 1) // chunks):
             roff = _reduced_offset(p, ro, nr - 1)
-            for o in range(nout):
-                src, dst = _kept_offsets(p, o, False)
-                a2, b2 = run_sum(buf, src + roff, run, step, tok)
-                pa[base + o], pb[base + o] = merge(pa[base + o], pb[base + o], a2, b2, tok)
+            _runs_at(buf, p, pa, pb, tok, base, roff, run, step, nout)
     return _ZERO
 
 

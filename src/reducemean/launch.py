@@ -29,7 +29,7 @@ import numba
 import numpy as np
 
 from . import kernels, tasks
-from .numerics import run_token, small_sums_token, state_dtype
+from .numerics import PAIR_BLOCK, pairs_runs, run_token, small_sums_token, state_dtype
 from .plan import SHORT_RUN
 
 #: Work, in elements read (plan.Plan.weight) times the dispatch entry's cost
@@ -253,8 +253,8 @@ def block_task(buf, p, tok):
     return blk
 
 
-def row_kernel(plan, buf):
-    """The row loop for a plan of one reduced dim over ``buf``.
+def row_kernel(plan, buf, tok):
+    """The row loop for a plan of one reduced dim over ``buf`` read by ``tok``.
 
     ``whole_serial`` when it keeps no dim, ``rows_nested`` when it keeps
     several that do not merge (whose rows are never short: the plan gives
@@ -263,12 +263,20 @@ def row_kernel(plan, buf):
     family).  Contiguous rows apart keep ``rows_serial``, whose vector
     lanes read them 1.2-2.8x faster, and so do int64 and uint64 rows, whose
     run sum splits the values into halves faster than one value at a time
-    (0.7-0.9x in short_strided).
+    (0.7-0.9x in short_strided).  Contiguous rows the pair loop serves
+    (numerics.pairs_runs: plain float64, float32, 16-bit floats) take the
+    paired twins, ``rows_paired`` and ``rows_nested_paired``, and a whole
+    run of at least two PAIR_BLOCKs ``whole_long``.
     """
+    paired = pairs_runs(buf, tok)
     if not plan.kept:
+        if paired and plan.count * buf.itemsize >= 2 * PAIR_BLOCK:
+            return kernels.whole_long
         return kernels.whole_serial
     if len(plan.kept) > 1:
-        return kernels.rows_nested
+        return kernels.rows_nested_paired if paired else kernels.rows_nested
+    if paired:
+        return kernels.rows_paired
     if plan.count < SHORT_RUN and plan.run_step != 1 and not (
             buf.dtype.kind in "iu" and buf.dtype.itemsize == 8):
         return kernels.short_strided
@@ -300,7 +308,7 @@ def serial_kernel(plan, buf, tok):
     """
     if plan.family == "inner":
         if len(plan.reduced) == 1:
-            return row_kernel(plan, buf), (0, plan.nout)
+            return row_kernel(plan, buf, tok), (0, plan.nout)
         return kernels.inner_serial, (0, plan.nout)
     if plan.family == "short":
         return kernels.short_kernel(plan.count), (0, plan.nout)
@@ -485,12 +493,16 @@ def _prepare(plan, buf, out, tok, threads):
     if plan.family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1 and plan.kept and len(plan.reduced) == 1:
-            return _ranges(row_kernel(plan, buf), buf, p, out, tok, plan.nout, threads)
+            return _ranges(row_kernel(plan, buf, tok), buf, p, out, tok, plan.nout, threads)
         if chunks == 1:
             return _ranges(kernels.inner_serial, buf, p, out, tok, plan.nout, threads)
         # under 4 x threads outputs (see _chunks): the merge is short, and serial
         whole = not plan.kept and len(plan.reduced) == 1  # one run
-        pieces = kernels.whole_pieces if whole else kernels.inner_pieces
+        pieces = kernels.inner_pieces
+        if whole:
+            pieces = kernels.whole_pieces
+            if pairs_runs(buf, tok) and plan.count * buf.itemsize >= 2 * PAIR_BLOCK * chunks:
+                pieces = kernels.whole_long_pieces
         return _split(pieces, kernels.merge_outputs, buf, p, out, tok,
                       plan.nout * chunks, (chunks,), plan.nout * chunks, (chunks,), plan.nout)
     ncols = plan.kept[-1][0]
