@@ -353,7 +353,8 @@ def _run(args, settings, threads):
         progress.close()
 
     emit()
-    emit(f"Read ceiling (Numba prange float32 sum over {ceil['bytes'] >> 20} MiB, {threads} threads, "
+    emit(f"Read ceiling (Numba prange float32 sum over {ceil['bytes'] >> 20} MiB, four streams a "
+         f"thread, {threads} threads, "
          f"{m.get('numba_threading_layer', '?')} layer): "
          f"{ceil['gbps_best']:.2f} GB/s best, {ceil['gbps_median']:.2f} GB/s median")
     if record.get("large") is not None:
