@@ -22,6 +22,7 @@ from numba import njit, prange
 
 from .timing import compare
 
+#: Bytes streamed by one pass.
 CEILING_BYTES = 256 << 20
 #: float32 values in each of the four blocks a ceiling step reads side by side
 _BLOCK = 32 << 10
@@ -38,6 +39,8 @@ def _four_sum(w, x, y, z):
     return (s0 + s1) + (s2 + s3)
 
 
+# fastmath lets LLVM reorder the additions into vector lanes; without it the
+# sum is one dependent chain and measures the adder's latency, not memory.
 @njit(parallel=True, fastmath=True, cache=True, nogil=True)
 def _stream_sum(a):
     steps = a.size // (4 * _BLOCK)
