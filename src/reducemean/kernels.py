@@ -458,15 +458,24 @@ def _row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
         off1 = off0 + (run - m if lone else h * sk)
         a, b, a1, b1 = pair_sum(buf, off0, off1, m, tok)
         if lone:
-            a, b = merge(a, b, a1, b1, tok)
-            if run > 2 * m:
-                a, b = add_value(a, b, buf, np.uint64(off0 + m), tok)
+            a, b = _halves(a, b, a1, b1, buf, off0, m, run, tok)
             bad += store(out, obase + b0 * ok, a, b, run, tok)
         else:
             bad += store(out, obase + (b0 + i) * ok, a, b, run, tok)
             bad += store(out, obase + (b0 + i + h) * ok, a1, b1, run, tok)
         b0, i, h = _pairs_next(b0, i, h, hi, d)
     return bad
+
+
+@njit(inline="always", **_HELPER)
+def _halves(a, b, a1, b1, buf, off, m, run, tok):
+    """The state of the run of ``run`` values from ``off`` that pair_sum summed as its two
+    halves of ``m`` (``(a, b)`` and ``(a1, b1)``): them merged, and its middle value if
+    ``run`` is odd."""
+    a, b = merge(a, b, a1, b1, tok)
+    if run > 2 * m:
+        a, b = add_value(a, b, buf, np.uint64(off + m), tok)
+    return a, b
 
 
 @njit(inline="always", **_HELPER)
@@ -941,9 +950,7 @@ def _runs_at_impl(buf, p, pa, pb, tok, base, roff, run, step, nout):
                 off1 += roff
             a0, c0, a1, c1 = pair_sum(buf, off0, off1, m, tok)
             if lone:
-                a0, c0 = merge(a0, c0, a1, c1, tok)
-                if run > 2 * m:
-                    a0, c0 = add_value(a0, c0, buf, np.uint64(off0 + m), tok)
+                a0, c0 = _halves(a0, c0, a1, c1, buf, off0, m, run, tok)
             else:
                 k = base + o + h
                 pa[k], pb[k] = merge(pa[k], pb[k], a1, c1, tok)

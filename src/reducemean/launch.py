@@ -253,6 +253,16 @@ def block_task(buf, p, tok):
     return blk
 
 
+def _paired_whole(plan, buf, tok, pieces=1):
+    """Whether a whole plan's one run, cut into ``pieces``, goes as pairs of blocks.
+
+    Contiguous, of a type the pair loop serves (numerics.pairs_runs), and at
+    least two PAIR_BLOCKs a piece: a shorter one would be halves anyway,
+    and a small whole call then compiles no pair loop.
+    """
+    return pairs_runs(buf, tok) and plan.count * buf.itemsize >= 2 * PAIR_BLOCK * pieces
+
+
 def row_kernel(plan, buf, tok):
     """The row loop for a plan of one reduced dim over ``buf`` read by ``tok``.
 
@@ -268,11 +278,9 @@ def row_kernel(plan, buf, tok):
     paired twins, ``rows_paired`` and ``rows_nested_paired``, and a whole
     run of at least two PAIR_BLOCKs ``whole_long``.
     """
-    paired = pairs_runs(buf, tok)
     if not plan.kept:
-        if paired and plan.count * buf.itemsize >= 2 * PAIR_BLOCK:
-            return kernels.whole_long
-        return kernels.whole_serial
+        return kernels.whole_long if _paired_whole(plan, buf, tok) else kernels.whole_serial
+    paired = pairs_runs(buf, tok)
     if len(plan.kept) > 1:
         return kernels.rows_nested_paired if paired else kernels.rows_nested
     if paired:
@@ -500,9 +508,8 @@ def _prepare(plan, buf, out, tok, threads):
         whole = not plan.kept and len(plan.reduced) == 1  # one run
         pieces = kernels.inner_pieces
         if whole:
-            pieces = kernels.whole_pieces
-            if pairs_runs(buf, tok) and plan.count * buf.itemsize >= 2 * PAIR_BLOCK * chunks:
-                pieces = kernels.whole_long_pieces
+            long = _paired_whole(plan, buf, tok, chunks)
+            pieces = kernels.whole_long_pieces if long else kernels.whole_pieces
         return _split(pieces, kernels.merge_outputs, buf, p, out, tok,
                       plan.nout * chunks, (chunks,), plan.nout * chunks, (chunks,), plan.nout)
     ncols = plan.kept[-1][0]
