@@ -197,7 +197,7 @@ def test_values_apart_go_parallel_at_half_the_size(spy):
     for v, axis, parallel in (
             (x[: 2 * n: 2], None, "whole_pieces then merge_outputs"),
             (x[::3], None, "whole_pieces then merge_outputs"),
-            (x[: 2 * n].reshape(512, -1)[:, ::2], 1, "rows_serial in tasks"),
+            (x[: 2 * n].reshape(512, -1)[:, ::2], 1, "rows_paired in tasks"),
             (x[: 2 * n].reshape(512, -1)[:, ::2], 0, "outer_pieces then outer_merge"),
             (x[:n], None, "whole_long"),  # contiguous: serial at this size
             (x[: n - 2: 2], None, "whole_serial"),  # under half: serial

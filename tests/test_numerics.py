@@ -344,6 +344,32 @@ def test_row_pairs_cover_every_row_once(name, n):
         assert ulp_distance(got[r], exact, dt) <= 1, r
 
 
+@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32"])
+@pytest.mark.parametrize("n", [17, 1023, 1024])
+def test_row_pairs_of_every_second_value_cover_every_row_once(name, n):
+    # Rows of every second value go in pairs too (numerics.pair_sum with a
+    # rank-3 token), as contiguous rows do: each run's vector steps end
+    # before its last value, whose remainder goes one value at a time, and
+    # a lone last row is its two halves (the second from its value m, not
+    # from m storage elements on) and, for odd n, its middle value.  The
+    # odd elements, which the vector steps load and drop, are set far off
+    # every mean: one read as a kept value shows.
+    dt = _pair_dtype(name)
+    gap_rows = kernels.PAIR_GAP // (dt.itemsize * 2 * n)
+    rows = 2 * gap_rows + 5
+    rng = np.random.default_rng(n)
+    x = np.full((rows, 2 * n + 2), 1000.0)
+    x[:, ::2] = rng.integers(-8, 9, (rows, n + 1)) + 16 * (np.arange(rows) % 7)[:, None]
+    x = x.astype(np.float32).astype(dt)
+    v = x[:, : 2 * n: 2]
+    got = reducemean.mean(v, axis=1)
+    result = np.dtype(np.float64) if dt.kind == "i" else dt
+    assert got.dtype == result
+    for r in range(rows):
+        exact = Fraction(int(v[r].astype(np.int64).sum()), n)
+        assert ulp_distance(got[r], exact, result) <= 1, r
+
+
 @pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16"])
 def test_long_runs_in_pairs_of_blocks_read_every_value_once(name):
     # A whole contiguous run of at least two PAIR_BLOCKs is summed as pairs

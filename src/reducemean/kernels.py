@@ -61,7 +61,8 @@ from .numerics import (
     run_sum, SHORT_VEC_STEP, magnitude_join, magnitude_zero, short_add, short_certified,
     short_clear, short_exact, short_negative, short_poisoned, short_state, short_sums, short_vec,
     short_zero, stack_f64, state_arrays, step2_columns, store, store_block, store_short,
-    superset_arrays, superset_columns, superset_keep, wide_int_states, widen, zero_state,
+    superset_arrays, superset_columns, superset_keep, token_step, wide_int_states, widen,
+    zero_state,
 )
 from .tasks import borrow, call_task, keep, run_tasks
 
@@ -431,7 +432,8 @@ def _rows(buf, out, tok, base, sk, obase, ok, run, step, lo, hi):
 
 @njit(inline="always", **_HELPER)
 def _row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
-    """:func:`_rows` of contiguous rows, two at a time (numerics.pair_sum, which must serve them).
+    """:func:`_rows` of contiguous rows, or rows of every second value (a rank-3 ``tok``), two
+    at a time (numerics.pair_sum, which must serve them).
 
     Two rows in one loop overlap one row's lane merges and division with
     the other's instead of ending every row in a chain of dependent steps,
@@ -449,16 +451,17 @@ def _row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
     the loop to compile, and a loop for one row another (first-call time).
     """
     bad = 0
-    d = max(1, PAIR_GAP // max(1, run * buf.itemsize))
+    step = token_step(tok)
+    d = max(1, PAIR_GAP // max(1, run * step * buf.itemsize))
     b0, i, h = _pairs_start(lo, hi, d)
     while b0 < hi:
         lone = hi - b0 == 1
         off0 = base + (b0 + i) * sk
         m = run // 2 if lone else run
-        off1 = off0 + (run - m if lone else h * sk)
+        off1 = off0 + ((run - m) * step if lone else h * sk)
         a, b, a1, b1 = pair_sum(buf, off0, off1, m, tok)
         if lone:
-            a, b = _halves(a, b, a1, b1, buf, off0, m, run, tok)
+            a, b = _halves(a, b, a1, b1, buf, off0 + m * step, m, run, tok)
             bad += store(out, obase + b0 * ok, a, b, run, tok)
         else:
             bad += store(out, obase + (b0 + i) * ok, a, b, run, tok)
@@ -468,13 +471,13 @@ def _row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
 
 
 @njit(inline="always", **_HELPER)
-def _halves(a, b, a1, b1, buf, off, m, run, tok):
-    """The state of the run of ``run`` values from ``off`` that pair_sum summed as its two
-    halves of ``m`` (``(a, b)`` and ``(a1, b1)``): them merged, and its middle value if
-    ``run`` is odd."""
+def _halves(a, b, a1, b1, buf, mid, m, run, tok):
+    """The state of a run of ``run`` values that pair_sum summed as its two halves of ``m``
+    (``(a, b)`` and ``(a1, b1)``): them merged, and its middle value, at ``mid``, if ``run``
+    is odd."""
     a, b = merge(a, b, a1, b1, tok)
     if run > 2 * m:
-        a, b = add_value(a, b, buf, np.uint64(off + m), tok)
+        a, b = add_value(a, b, buf, np.uint64(mid), tok)
     return a, b
 
 
@@ -514,7 +517,7 @@ def rows_serial(buf, p, out, tok, lo, hi):
 
 @njit(**_JIT)
 def rows_paired(buf, p, out, tok, lo, hi):
-    """:func:`rows_serial` of contiguous rows, two at a time (see _row_pairs).
+    """:func:`rows_serial` of rows two at a time (see _row_pairs).
 
     A kernel of its own (launch.row_kernel picks it when numerics.pairs_runs
     says the pair loop serves the rows), so neither kernel compiles the
@@ -544,7 +547,7 @@ def rows_nested(buf, p, out, tok, lo, hi):
 
 @njit(**_JIT)
 def rows_nested_paired(buf, p, out, tok, lo, hi):
-    """:func:`rows_nested` of contiguous rows, two at a time (see _row_pairs, rows_paired)."""
+    """:func:`rows_nested` of rows two at a time (see _row_pairs, rows_paired)."""
     kb = 2 + 3 * p[2]
     bad = 0
     o = np.int64(lo)
@@ -950,7 +953,7 @@ def _runs_at_impl(buf, p, pa, pb, tok, base, roff, run, step, nout):
                 off1 += roff
             a0, c0, a1, c1 = pair_sum(buf, off0, off1, m, tok)
             if lone:
-                a0, c0 = _halves(a0, c0, a1, c1, buf, off0, m, run, tok)
+                a0, c0 = _halves(a0, c0, a1, c1, buf, off0 + m, m, run, tok)
             else:
                 k = base + o + h
                 pa[k], pb[k] = merge(pa[k], pb[k], a1, c1, tok)

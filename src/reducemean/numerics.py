@@ -1165,17 +1165,26 @@ _f64_lanes8 = _one_run_lanes8(
     """)
 
 
-@intrinsic
-def _f64_lanes8_pair(typingctx, buf, off0, off1, n):
+def _two_run_lanes8(doc, step=1):
+    """An intrinsic ``(buf, off0, off1, n)``: :func:`_lanes8_codegen` on two runs of plain float64."""
+
+    def typer(typingctx, buf, off0, off1, n):
+        if not (_plain_f64_array(buf)
+                and all(isinstance(t, types.Integer) for t in (off0, off1, n))):
+            return None
+        sig = types.UniTuple(types.float64, 4)(buf, types.int64, types.int64, types.int64)
+        return sig, _lanes8_codegen(2, step=step)
+
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+_f64_lanes8_pair = _two_run_lanes8(
     """:func:`_f64_lanes8` of two runs of ``n`` values at once: ``(a0, b0, a1, b1)``.
 
     A run's lanes end in a chain of dependent merges and its mean in a
     division; with two runs in one loop those chains overlap.
-    """
-    if not (_plain_f64_array(buf) and all(isinstance(t, types.Integer) for t in (off0, off1, n))):
-        return None
-    sig = types.UniTuple(types.float64, 4)(buf, types.int64, types.int64, types.int64)
-    return sig, _lanes8_codegen(2)
+    """)
 
 
 _f64_lanes8_step2 = _one_run_lanes8(
@@ -1187,6 +1196,11 @@ _f64_lanes8_step2 = _one_run_lanes8(
     caller ends the blocks before the run's last value: memory past it may
     not be readable.
     """, step=2)
+
+
+_f64_lanes8_step2_pair = _two_run_lanes8(
+    """:func:`_f64_lanes8_step2` of two runs at once (see :func:`_f64_lanes8_pair`).""",
+    step=2)
 
 
 _f64_lanes8_parts_step2 = _one_run_lanes8(
@@ -1791,7 +1805,7 @@ def _as_f32(builder, kind, v):
     return v
 
 
-def _step2_codegen(kind):
+def _step2_codegen(kind, rows=1):
     """Code for :func:`_sum_step2`: ``n`` (a multiple of 16) kept elements of a ``[::2]`` run.
 
     Each step loads 32 elements in whole vectors, keeps the even ones with
@@ -1804,6 +1818,10 @@ def _step2_codegen(kind):
     parts in alternate lanes, and a maximum for each part: one shared
     maximum made an all-zero part's bound that of the other part's
     magnitudes, and marked its zero sum (a real array held as complex64).
+    With ``rows`` 2 (not for ``c64``) the arguments are ``(buf, off0, off1,
+    n, tok)``: two such runs in one loop, each with accumulators and joined
+    bits of its own, and the results one run's after the other's (see
+    :func:`_sum_step2_pair`).
     """
     elem, size, width, mask = _STEP2_READ[kind]
     integer = kind == "i32"
@@ -1812,51 +1830,62 @@ def _step2_codegen(kind):
 
     def codegen(context, builder, sig, args):
         ary = context.make_array(sig.args[0])(context, builder, args[0])
-        off, n = args[1], args[2]
+        n = args[1 + rows]
         i64 = ir.IntType(64)
         vptr = ir.VectorType(elem, width).as_pointer()
         align = size if sig.args[0].aligned else 1
-        base = builder.bitcast(builder.gep(ary.data, [off]), elem.as_pointer())
+        bases = [builder.bitcast(builder.gep(ary.data, [off]), elem.as_pointer())
+                 for off in args[1:1 + rows]]
         add = builder.add if integer else builder.fadd
         i, entry, head, body, done = _loop(builder, "step2")
-        acc = [builder.phi(acc_t) for _ in range(4)]
-        for phi in acc:
-            phi.add_incoming(ir.Constant(acc_t, None), entry)
-        top = builder.phi(bits)
-        top.add_incoming(ir.Constant(bits, None), entry)
+        accs, tops = [], []
+        for _ in range(rows):
+            acc = [builder.phi(acc_t) for _ in range(4)]
+            for phi in acc:
+                phi.add_incoming(ir.Constant(acc_t, None), entry)
+            top = builder.phi(bits)
+            top.add_incoming(ir.Constant(bits, None), entry)
+            accs.append(acc)
+            tops.append(top)
         steps = builder.ashr(n, ir.Constant(i64, 4))
         builder.cbranch(builder.icmp_signed("<", i, steps), body, done)
         builder.position_at_end(body)
-        ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 32))])
-        loads = [builder.load(builder.bitcast(builder.gep(ptr, [ir.Constant(i64, width * k)]), vptr),
-                              align=align) for k in range(32 // width)]
         keep = ir.Constant(ir.VectorType(_I32_T, width), mask)
-        pieces = []
-        kepts = []
-        for k in range(0, len(loads), 2):
-            kept = builder.shuffle_vector(loads[k], loads[k + 1], keep)
-            kepts.append(builder.bitcast(kept, bits))
-            for q in range(0, width, 4):
-                pieces.append(_step2_widen(builder, kind, _lanes(builder, kept, list(range(q, q + 4)))))
-        nxt = [add(a, x) for a, x in zip(acc, pieces)]
+        updates = []
+        for base, acc, top in zip(bases, accs, tops):
+            ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 32))])
+            loads = [builder.load(builder.bitcast(builder.gep(ptr, [ir.Constant(i64, width * k)]),
+                                                  vptr), align=align) for k in range(32 // width)]
+            pieces = []
+            kepts = []
+            for k in range(0, len(loads), 2):
+                kept = builder.shuffle_vector(loads[k], loads[k + 1], keep)
+                kepts.append(builder.bitcast(kept, bits))
+                for q in range(0, width, 4):
+                    pieces.append(_step2_widen(builder, kind, _lanes(builder, kept, list(range(q, q + 4)))))
+            nxt = [add(a, x) for a, x in zip(acc, pieces)]
+            updates.append((nxt, top if integer else _umax(builder, top, _umax_tree(builder, kepts))))
         i.add_incoming(builder.add(i, ir.Constant(i64, 1)), builder.basic_block)
-        for phi, val in zip(acc, nxt):
-            phi.add_incoming(val, builder.basic_block)
-        top.add_incoming(top if integer else _umax(builder, top, _umax_tree(builder, kepts)),
-                         builder.basic_block)
-        builder.branch(head)
+        for acc, top, (nxt, joined) in zip(accs, tops, updates):
+            for phi, val in zip(acc, nxt):
+                phi.add_incoming(val, builder.basic_block)
+            top.add_incoming(joined, builder.basic_block)
+        back = builder.branch(head)
+        if rows > 1:  # (as _unit_codegen's: the same speed, less to compile)
+            _no_unroll(builder, back)
         builder.position_at_end(done)
-        s = add(add(acc[0], acc[1]), add(acc[2], acc[3]))
-        s = add(_lanes(builder, s, [0, 1]), _lanes(builder, s, [2, 3]))
-        lane0 = builder.extract_element(s, ir.Constant(_I32_T, 0))
-        lane1 = builder.extract_element(s, ir.Constant(_I32_T, 1))
-        if integer:  # an I-family state: (high word, low word)
-            out = [ir.Constant(i64, 0), add(lane0, lane1)]
-            return context.make_tuple(builder, sig.return_type, out)
-        if kind == "c64":  # lane 0 holds the real parts, lane 1 the imaginary ones
-            out = [lane0, lane1] + [builder.zext(t, i64) for t in _umax_reduce(builder, top, 2)]
-        else:
-            out = [add(lane0, lane1), builder.zext(_umax_reduce(builder, top)[0], i64)]
+        out = []
+        for acc, top in zip(accs, tops):
+            s = add(add(acc[0], acc[1]), add(acc[2], acc[3]))
+            s = add(_lanes(builder, s, [0, 1]), _lanes(builder, s, [2, 3]))
+            lane0 = builder.extract_element(s, ir.Constant(_I32_T, 0))
+            lane1 = builder.extract_element(s, ir.Constant(_I32_T, 1))
+            if integer:  # an I-family state: (high word, low word)
+                out += [ir.Constant(i64, 0), add(lane0, lane1)]
+            elif kind == "c64":  # lane 0 holds the real parts, lane 1 the imaginary ones
+                out += [lane0, lane1] + [builder.zext(t, i64) for t in _umax_reduce(builder, top, 2)]
+            else:
+                out += [add(lane0, lane1), builder.zext(_umax_reduce(builder, top)[0], i64)]
         return context.make_tuple(builder, sig.return_type, out)
 
     return codegen
@@ -2160,6 +2189,20 @@ def _sum_step2(typingctx, buf, off, n, tok):
     else:  # the sum and the kept values joined (see _step2_codegen)
         sig = types.Tuple((types.float64, types.int64))(buf, types.int64, types.int64, tok)
     return sig, _step2_codegen(kind)
+
+
+@intrinsic
+def _sum_step2_pair(typingctx, buf, off0, off1, n, tok):
+    """:func:`_sum_step2` of two runs in one loop: both results, one run's after the other's."""
+    kind = _step2_kind(buf, tok)
+    if kind is None or not all(isinstance(t, types.Integer) for t in (off0, off1, n)):
+        return None
+    if kind == "i32":
+        ret = types.UniTuple(types.int64, 4)
+    else:
+        ret = types.Tuple((types.float64, types.int64) * 2)
+    sig = ret(buf, types.int64, types.int64, types.int64, tok)
+    return sig, _step2_codegen(kind, rows=2)
 
 
 @intrinsic
@@ -2474,6 +2517,29 @@ def _step2_blocks_impl(buf, off, m, tok):
     return blocks
 
 
+def _step2_pair_blocks(buf, off0, off1, m, tok):
+    """:func:`_step2_blocks` of the runs from ``off0`` and ``off1``, in one loop: ``(a0, b0, a1, b1)``."""
+
+
+@overload(_step2_pair_blocks, jit_options=_OVERLOAD_OPTS, inline="always")
+def _step2_pair_blocks_impl(buf, off0, off1, m, tok):
+    if _step2_kind(buf, tok) == "i32":
+        return lambda buf, off0, off1, m, tok: _sum_step2_pair(buf, off0, off1, m, tok)
+    narrow = np.uint32 if buf.dtype == types.float32 else np.uint16
+
+    def blocks(buf, off0, off1, m, tok):
+        a0 = b0 = a1 = b1 = 0.0
+        for lo in range(0, m, BOUND_BLOCK):
+            k = m - lo if m - lo < BOUND_BLOCK else BOUND_BLOCK
+            s0, t0, s1, t1 = _sum_step2_pair(buf, off0 + 2 * lo, off1 + 2 * lo, k, tok)
+            depth = k // 16 + 4
+            a0, b0 = merge(a0, b0, s0, magnitude_bound(narrow(t0), k, s0, buf, tok, depth), tok)
+            a1, b1 = merge(a1, b1, s1, magnitude_bound(narrow(t1), k, s1, buf, tok, depth), tok)
+        return a0, b0, a1, b1
+
+    return blocks
+
+
 def _run_int(zero, split, shift, mask, unit=False):
     """An exact integer run sum; 64-bit values are split into 32-bit halves.
 
@@ -2553,22 +2619,30 @@ PAIR_BLOCK = 128 << 10
 
 
 def has_pair_sum(buf, tok):
-    """At typing time: :func:`pair_sum` has a loop for ``buf`` read by ``tok``."""
-    return plain_f64(buf, tok) or _unit_kind(buf, tok) is not None
+    """At typing time: :func:`pair_sum` has a loop for ``buf`` read by ``tok``.
+
+    Contiguous runs (a rank-2 ``tok``): plain float64, float32 and 16-bit
+    floats.  Runs of every second value (rank 3): plain float64 and the
+    types of :func:`_sum_step2`.
+    """
+    if tok.ndim == 2:
+        return plain_f64(buf, tok) or _unit_kind(buf, tok) is not None
+    if tok.ndim == 3:
+        return plain_f64(buf, tok) or _step2_kind(buf, tok) is not None
+    return False
 
 
 _PAIR_READS: dict = {}
 
 
 def pairs_runs(buf, tok):
-    """Whether a plan whose runs are contiguous (a rank-2 ``tok``) is summed two runs at a time.
+    """Whether a plan whose runs are contiguous or every second value (a rank-2 or rank-3
+    ``tok``, see run_token) is summed two runs at a time.
 
     :func:`has_pair_sum` for the arrays ``buf`` and ``tok``, looked up once
-    per pair of dtypes.
+    per pair of dtypes and rank.
     """
-    if tok.ndim != 2:
-        return False
-    key = (buf.dtype, tok.dtype)
+    key = (buf.dtype, tok.dtype, tok.ndim)
     hit = _PAIR_READS.get(key)
     if hit is None:
         hit = _PAIR_READS[key] = has_pair_sum(
@@ -2588,32 +2662,80 @@ def _pair_f64(buf, off0, off1, n, tok):
     return a0, b0, a1, b1
 
 
+def _pair_f64_step2(buf, off0, off1, n, tok):
+    # blocks whose loads end within the runs (see _run_plain_f64_step2)
+    m = 8 * ((max(n, 1) - 1) // 8)
+    if m:
+        a0, b0, a1, b1 = _f64_lanes8_step2_pair(buf, off0, off1, m)
+    else:
+        a0 = b0 = a1 = b1 = 0.0
+    for i in range(m, n):
+        a0, b0 = add_value(a0, b0, buf, np.uint64(off0 + 2 * i), tok)
+        a1, b1 = add_value(a1, b1, buf, np.uint64(off1 + 2 * i), tok)
+    return a0, b0, a1, b1
+
+
+def _pair_step2(buf, off0, off1, n, tok):
+    # steps whose loads end within the runs (see _with_step2)
+    m = (max(n, 1) - 1) // 16 * 16
+    a0, b0, a1, b1 = _step2_pair_blocks(buf, off0, off1, m, tok)
+    for i in range(m, n):
+        a0, b0 = add_value(a0, b0, buf, np.uint64(off0 + 2 * i), tok)
+        a1, b1 = add_value(a1, b1, buf, np.uint64(off1 + 2 * i), tok)
+    return a0, b0, a1, b1
+
+
 @intrinsic
 def pair_sum(typingctx, buf, off0, off1, n, tok):
-    """The states of the contiguous runs ``buf[off0 : off0 + n]`` and ``buf[off1 : off1 + n]``.
+    """The states of the runs of ``n`` values from ``off0`` and from ``off1``, in one loop.
 
-    Both in one loop, ``(a0, b0, a1, b1)``: plain float64 in TwoSum vector
-    lanes (:func:`_f64_lanes8_pair`, then the last values one at a time),
+    ``(a0, b0, a1, b1)``.  With a rank-2 ``tok`` the runs are contiguous
+    (``buf[off0 : off0 + n]``): plain float64 in TwoSum vector lanes
+    (:func:`_f64_lanes8_pair`, then the last values one at a time),
     float32 and 16-bit floats in bounded float64 lanes
-    (:func:`_unit_codegen` with two rows).  Two runs side by side overlap one run's
-    lane merges with the other's, and two streams a core read memory
-    faster than one.  See :func:`has_pair_sum`.
+    (:func:`_unit_codegen` with two rows).  With a rank-3 ``tok`` they are
+    every second value (``buf[off0 : off0 + 2*n : 2]``), in the vector
+    steps of :func:`_f64_lanes8_step2_pair` or :func:`_sum_step2_pair`.
+    Two runs side by side overlap one run's lane merges with the other's,
+    and two streams a core read memory faster than one.  See
+    :func:`has_pair_sum`.
     """
     if not (has_pair_sum(buf, tok)
             and all(isinstance(t, types.Integer) for t in (off0, off1, n))):
         return None
-    sig = types.UniTuple(types.float64, 4)(buf, types.int64, types.int64, types.int64, tok)
-    kind = _unit_kind(buf, tok)
-    inner = _unit_codegen(kind, rows=2) if kind is not None else None
+    inner = pair = None
+    state = types.float64
+    if tok.ndim == 3:
+        pair = _pair_f64_step2 if plain_f64(buf, tok) else _pair_step2
+        if _step2_kind(buf, tok) == "i32":
+            state = types.int64
+    elif plain_f64(buf, tok):
+        pair = _pair_f64
+    else:
+        inner = _unit_codegen(_unit_kind(buf, tok), rows=2)
+    sig = types.UniTuple(state, 4)(buf, types.int64, types.int64, types.int64, tok)
 
     def codegen(context, builder, sig_, args):
         args = [args[0], *(context.cast(builder, x, t, types.int64)
                            for x, t in zip(args[1:4], sig_.args[1:4])), args[4]]
         if inner is not None:
             return inner(context, builder, sig, args)
-        return context.compile_internal(builder, _pair_f64, sig, args)
+        return context.compile_internal(builder, pair, sig, args)
 
     return sig, codegen
+
+
+def token_step(tok):
+    """The step of the runs a reader token is for (see run_token): 2 for rank 3, else 1.
+
+    A compile-time constant.
+    """
+
+
+@overload(token_step, jit_options=_OVERLOAD_OPTS)
+def _token_step(tok):
+    step = 2 if tok.ndim == 3 else 1
+    return lambda tok: step
 
 
 def _run_impl(buf, tok):
