@@ -96,6 +96,13 @@ class _Forgetful(dict):
         pass
 
 
+def _paired(dtype):
+    """Whether contiguous runs of ``dtype`` go two at a time (numerics.pairs_runs): floats
+    (float16 where the CPU has F16C, as here) and int32."""
+    dt = np.dtype(dtype)
+    return dt.kind in "fV" or dt == np.int32
+
+
 @pytest.fixture
 def spy(monkeypatch):
     """Record which kernel variant each call used.
@@ -156,14 +163,14 @@ def test_small_inputs_run_serially_and_big_ones_in_parallel(spy):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
 def test_whole_runs_are_cut_into_pieces(spy, dtype):
     # One run, contiguous, strided, backwards or every second value: pieces
-    # of it in parallel (kernels.whole_pieces; contiguous floats whole_long_pieces,
-    # their blocks in pairs), merged, against exact sums.
+    # of it in parallel (kernels.whole_pieces; contiguous floats and int32
+    # whole_long_pieces, their blocks in pairs), merged, against exact sums.
     rng = np.random.default_rng(13)
     x = rng.integers(-100, 100, 3 * BIG).astype(dtype)
     rtype = np.float64 if np.dtype(dtype).kind == "i" else dtype
     for view in (x, x[::-3], x[::2], x[1::2], x[5:-7]):
         got = reducemean.mean(view)
-        long = view.flags.c_contiguous and np.dtype(dtype) != np.int32
+        long = view.flags.c_contiguous
         if launch.numba.get_num_threads() > 1:
             assert spy[-1] == ("whole_long_pieces" if long else "whole_pieces") + (
                 " then merge_outputs"), view.strides
@@ -232,13 +239,13 @@ def test_rows_of_kept_dims_that_do_not_merge_go_by_rows(spy, name):
     # when a task's range of outputs starts or ends inside such a row loop
     # and when that kept dim is not the result's last.  Integer values:
     # every mean is checked against the exact one, to 1 ulp of the result.
-    # Contiguous rows of floats go two at a time (rows_nested_paired).
+    # Contiguous rows of floats and int32 go two at a time (rows_nested_paired).
     dt = np.dtype(name)
     rng = np.random.default_rng(len(name))
     x = rng.integers(0, 100, (30, 40, 50)).astype(dt)
     big = rng.integers(0, 100, (1023, 32, 64)).astype(dt)
     two = launch.numba.get_num_threads() > 1
-    nested = "rows_nested_paired" if dt.kind == "f" else "rows_nested"
+    nested = "rows_nested_paired" if _paired(dt) else "rows_nested"
     cases = [
         (x[:, :20], 2, nested),
         (x[:, 1:20:2, ::3], 2, "rows_nested"),  # strided rows
@@ -502,7 +509,7 @@ def test_outer_reduced_dims_go_in_memory_order(spy, nout):
 def test_strided_short_rows_are_added_value_by_value(spy, name):
     # Rows under 16 values that are strided take short_strided, serial and
     # as parallel tasks; contiguous rows apart, and int64 and uint64 rows,
-    # keep the row loop (rows_paired for floats, two rows at a time).
+    # keep the row loop (rows_paired for floats and int32, two rows at a time).
     # Integer values: every mean is checked against the exact one, to 1 ulp
     # of the result.
     dt = BFLOAT16 if name == "bfloat16" else np.dtype(name)
@@ -515,7 +522,7 @@ def test_strided_short_rows_are_added_value_by_value(spy, name):
         (small[:, ::2], "short_strided"),  # 15 values, every second
         (small[:, 1::3], "short_strided"),
         (small[::-1, ::4], "short_strided"),  # rows read backwards, their values strided
-        (small[:, :12], "rows_paired" if dt.kind in "fV" else "rows_serial"),  # rows apart
+        (small[:, :12], "rows_paired" if _paired(dt) else "rows_serial"),  # rows apart
         (big[:, ::2], "short_strided in tasks" if two else "short_strided"),
     ]
     for v, kernel in cases:
@@ -572,8 +579,8 @@ def test_split_kernels_hold_every_dtypes_states(spy, name):
     exact = [int(v) for v in x.tolist()]
     two = launch.numba.get_num_threads() > 1
     got = reducemean.mean(x)
-    if two:  # floats: the run's blocks in pairs
-        pieces = "whole_long_pieces" if np.dtype(dtype).kind in "fV" else "whole_pieces"
+    if two:  # floats and int32: the run's blocks in pairs
+        pieces = "whole_long_pieces" if _paired(dtype) else "whole_pieces"
         assert spy[-1] == pieces + " then merge_outputs"
     rtype = np.float64 if np.dtype(dtype).kind in "biu" else dtype
     assert ulp_distance(got, Fraction(sum(exact), BIG), rtype) <= 1
@@ -596,7 +603,7 @@ def test_serial_only_forces_serial_kernels(spy):
 def test_a_caller_that_finds_the_lock_taken_runs_serially(spy):
     with launch._lock:  # another thread's parallel reduction is in flight
         got = reducemean.mean(np.full(BIG, 3, np.int32))
-    assert spy == ["whole_serial"]
+    assert spy == ["whole_long"]
     assert got == 3.0
 
 

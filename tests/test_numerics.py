@@ -322,7 +322,11 @@ def _pair_dtype(name):
     return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 
 
-@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16"])
+def _result_dtype(dt):
+    return np.dtype(np.float64) if dt.kind == "i" else dt
+
+
+@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32"])
 @pytest.mark.parametrize("n", [3, 1023, 1024])
 def test_row_pairs_cover_every_row_once(name, n):
     # Contiguous rows of these types are summed in pairs up to
@@ -338,10 +342,11 @@ def test_row_pairs_cover_every_row_once(name, n):
     x = rng.integers(-8, 9, (rows, n + 1)) + 16 * (np.arange(rows) % 7)[:, None]
     x = x.astype(np.float32).astype(dt)[:, :n]
     got = reducemean.mean(x, axis=1)
-    assert got.dtype == dt
+    result = _result_dtype(dt)
+    assert got.dtype == result
     for r in range(rows):
         exact = Fraction(int(x[r].astype(np.int64).sum()), n)
-        assert ulp_distance(got[r], exact, dt) <= 1, r
+        assert ulp_distance(got[r], exact, result) <= 1, r
 
 
 @pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32"])
@@ -363,14 +368,14 @@ def test_row_pairs_of_every_second_value_cover_every_row_once(name, n):
     x = x.astype(np.float32).astype(dt)
     v = x[:, : 2 * n: 2]
     got = reducemean.mean(v, axis=1)
-    result = np.dtype(np.float64) if dt.kind == "i" else dt
+    result = _result_dtype(dt)
     assert got.dtype == result
     for r in range(rows):
         exact = Fraction(int(v[r].astype(np.int64).sum()), n)
         assert ulp_distance(got[r], exact, result) <= 1, r
 
 
-@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32"])
 def test_long_runs_in_pairs_of_blocks_read_every_value_once(name):
     # A whole contiguous run of at least two PAIR_BLOCKs is summed as pairs
     # of adjacent blocks, what is left as its two halves and, for an odd
@@ -387,10 +392,10 @@ def test_long_runs_in_pairs_of_blocks_read_every_value_once(name):
         for serial in (True, False):
             with (launch.serial_only() if serial else contextlib.nullcontext()):
                 got = reducemean.mean(x)
-            assert ulp_distance(got, exact, dt) <= 1, (n, serial)
+            assert ulp_distance(got, exact, _result_dtype(dt)) <= 1, (n, serial)
 
 
-@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32"])
 def test_interleaved_runs_in_pairs_cover_every_output(name):
     # (n, c, hw) over (0, 2) with few outputs goes in parallel by outer
     # reduced offsets, every output's run in turn (interleaved_pieces):
@@ -403,7 +408,7 @@ def test_interleaved_runs_in_pairs_cover_every_output(name):
     got = reducemean.mean(x, axis=(0, 2))
     sums = x.astype(np.int64).sum(axis=(0, 2))
     for o in range(c):
-        assert ulp_distance(got[o], Fraction(int(sums[o]), 16 * hw), dt) <= 1, o
+        assert ulp_distance(got[o], Fraction(int(sums[o]), 16 * hw), _result_dtype(dt)) <= 1, o
 
 
 def _runs_apart(x, k, step=1):

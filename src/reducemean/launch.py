@@ -276,10 +276,10 @@ def row_kernel(plan, buf, tok):
     lanes read them 1.2-2.8x faster, and so do int64 and uint64 rows, whose
     run sum splits the values into halves faster than one value at a time
     (0.7-0.9x in short_strided).  Rows the pair loop serves
-    (numerics.pairs_runs: contiguous plain float64, float32 and 16-bit
-    floats; every second value of those with a vector step-2 loop, int32
-    too) take the paired twins, ``rows_paired`` and ``rows_nested_paired``,
-    and a contiguous whole run of at least two PAIR_BLOCKs ``whole_long``.
+    (numerics.pairs_runs: contiguous plain float64, float32, 16-bit floats
+    and int32; every second value of those with a vector step-2 loop) take
+    the paired twins, ``rows_paired`` and ``rows_nested_paired``, and a
+    contiguous whole run of at least two PAIR_BLOCKs ``whole_long``.
     Rows of every second value in pairs: (4096, 32768)[:, ::2] over axis 1
     from memory in 0.75-0.87x the time of one row at a time.
     """

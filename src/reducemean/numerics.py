@@ -2620,12 +2620,13 @@ PAIR_BLOCK = 128 << 10
 def has_pair_sum(buf, tok):
     """At typing time: :func:`pair_sum` has a loop for ``buf`` read by ``tok``.
 
-    Contiguous runs (a rank-2 ``tok``): plain float64, float32 and 16-bit
-    floats.  Runs of every second value (rank 3): plain float64 and the
-    types of :func:`_sum_step2`.
+    Contiguous runs (a rank-2 ``tok``): plain float64, float32, 16-bit
+    floats and int32.  Runs of every second value (rank 3): plain float64
+    and the types of :func:`_sum_step2`.
     """
     if tok.ndim == 2:
-        return plain_f64(buf, tok) or _unit_kind(buf, tok) is not None
+        return (plain_f64(buf, tok) or _unit_kind(buf, tok) is not None
+                or _step2_kind(buf, tok) == "i32")
     if tok.ndim == 3:
         return plain_f64(buf, tok) or _step2_kind(buf, tok) is not None
     return False
@@ -2661,6 +2662,17 @@ def _pair_f64(buf, off0, off1, n, tok):
     return a0, b0, a1, b1
 
 
+def _pair_i32(buf, off0, off1, n, tok):
+    # plain int64 sums, which LLVM vectorises as it does one run's (exact:
+    # no overflow below 2**31 values); two streams a core read memory faster
+    s0 = np.int64(0)
+    s1 = np.int64(0)
+    for i in range(n):
+        s0 += np.int64(buf[np.uint64(off0 + i)])
+        s1 += np.int64(buf[np.uint64(off1 + i)])
+    return np.int64(0), s0, np.int64(0), s1
+
+
 def _pair_f64_step2(buf, off0, off1, n, tok):
     # blocks whose loads end within the runs (see _run_plain_f64_step2)
     m = 8 * ((max(n, 1) - 1) // 8)
@@ -2692,7 +2704,8 @@ def pair_sum(typingctx, buf, off0, off1, n, tok):
     (``buf[off0 : off0 + n]``): plain float64 in TwoSum vector lanes
     (:func:`_f64_lanes8_pair`, then the last values one at a time),
     float32 and 16-bit floats in bounded float64 lanes
-    (:func:`_unit_codegen` with two rows).  With a rank-3 ``tok`` they are
+    (:func:`_unit_codegen` with two rows), int32 in int64 sums.  With a
+    rank-3 ``tok`` they are
     every second value (``buf[off0 : off0 + 2*n : 2]``), in the vector
     steps of :func:`_f64_lanes8_step2_pair` or :func:`_sum_step2_pair`.
     Two runs side by side overlap one run's lane merges with the other's,
@@ -2710,6 +2723,9 @@ def pair_sum(typingctx, buf, off0, off1, n, tok):
             state = types.int64
     elif plain_f64(buf, tok):
         pair = _pair_f64
+    elif _step2_kind(buf, tok) == "i32":
+        pair = _pair_i32
+        state = types.int64
     else:
         inner = _unit_codegen(_unit_kind(buf, tok), rows=2)
     sig = types.UniTuple(state, 4)(buf, types.int64, types.int64, types.int64, tok)
