@@ -326,6 +326,16 @@ def _result_dtype(dt):
     return np.dtype(np.float64) if dt.kind == "i" else dt
 
 
+def _assert_row_means_exact(v):
+    """Each row's mean of the integer-valued 2-D ``v`` within 1 ulp of the exact one."""
+    got = reducemean.mean(v, axis=1)
+    result = _result_dtype(v.dtype)
+    assert got.dtype == result
+    for r in range(v.shape[0]):
+        exact = Fraction(int(v[r].astype(np.int64).sum()), v.shape[1])
+        assert ulp_distance(got[r], exact, result) <= 1, r
+
+
 @pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32"])
 @pytest.mark.parametrize("n", [3, 1023, 1024])
 def test_row_pairs_cover_every_row_once(name, n):
@@ -340,13 +350,7 @@ def test_row_pairs_cover_every_row_once(name, n):
     rng = np.random.default_rng(n)
     # integers exact in every type; rows apart (one spare value each)
     x = rng.integers(-8, 9, (rows, n + 1)) + 16 * (np.arange(rows) % 7)[:, None]
-    x = x.astype(np.float32).astype(dt)[:, :n]
-    got = reducemean.mean(x, axis=1)
-    result = _result_dtype(dt)
-    assert got.dtype == result
-    for r in range(rows):
-        exact = Fraction(int(x[r].astype(np.int64).sum()), n)
-        assert ulp_distance(got[r], exact, result) <= 1, r
+    _assert_row_means_exact(x.astype(np.float32).astype(dt)[:, :n])
 
 
 @pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32"])
@@ -366,13 +370,7 @@ def test_row_pairs_of_every_second_value_cover_every_row_once(name, n):
     x = np.full((rows, 2 * n + 2), 1000.0)
     x[:, ::2] = rng.integers(-8, 9, (rows, n + 1)) + 16 * (np.arange(rows) % 7)[:, None]
     x = x.astype(np.float32).astype(dt)
-    v = x[:, : 2 * n: 2]
-    got = reducemean.mean(v, axis=1)
-    result = _result_dtype(dt)
-    assert got.dtype == result
-    for r in range(rows):
-        exact = Fraction(int(v[r].astype(np.int64).sum()), n)
-        assert ulp_distance(got[r], exact, result) <= 1, r
+    _assert_row_means_exact(x[:, : 2 * n: 2])
 
 
 @pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32"])
