@@ -457,17 +457,13 @@ def _row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
     the loop to compile, and a loop for one row another (first-call time).
     """
     bad = 0
-    step = token_step(tok)
-    d = max(1, PAIR_GAP // max(1, run * step * buf.itemsize))
+    d = _pair_gap(buf, run, tok)
     b0, i, h = _pairs_start(lo, hi, d)
     while b0 < hi:
         lone = hi - b0 == 1
         off0 = base + (b0 + i) * sk
-        m = run // 2 if lone else run
-        off1 = off0 + ((run - m) * step if lone else h * sk)
-        a, b, a1, b1 = pair_sum(buf, off0, off1, m, tok)
+        a, b, a1, b1 = _pair_states(buf, off0, off0 + h * sk, run, lone, tok)
         if lone:
-            a, b = _halves(a, b, a1, b1, buf, off0 + m * step, m, run, tok)
             bad += store(out, obase + b0 * ok, a, b, run, tok)
         else:
             bad += store(out, obase + (b0 + i) * ok, a, b, run, tok)
@@ -477,14 +473,30 @@ def _row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
 
 
 @njit(inline="always", **_HELPER)
-def _halves(a, b, a1, b1, buf, mid, m, run, tok):
-    """The state of a run of ``run`` values that pair_sum summed as its two halves of ``m``
-    (``(a, b)`` and ``(a1, b1)``): them merged, and its middle value, at ``mid``, if ``run``
-    is odd."""
-    a, b = merge(a, b, a1, b1, tok)
-    if run > 2 * m:
-        a, b = add_value(a, b, buf, np.uint64(mid), tok)
-    return a, b
+def _pair_states(buf, off0, off1, run, lone, tok):
+    """pair_sum's states of the runs of ``run`` values from ``off0`` and ``off1``.
+
+    With ``lone``, ``(a, b)`` is the state of the run from ``off0`` alone,
+    summed as its two halves through the same call, and its middle value
+    if ``run`` is odd (``off1`` unread): one call site of the pair loop
+    serves both (see _row_pairs).  A run's values are token_step(tok) apart.
+    """
+    step = token_step(tok)
+    m = run // 2 if lone else run
+    if lone:
+        off1 = off0 + (run - m) * step
+    a, b, a1, b1 = pair_sum(buf, off0, off1, m, tok)
+    if lone:
+        a, b = merge(a, b, a1, b1, tok)
+        if run > 2 * m:
+            a, b = add_value(a, b, buf, np.uint64(off0 + m * step), tok)
+    return a, b, a1, b1
+
+
+@njit(inline="always", **_HELPER)
+def _pair_gap(buf, run, tok):
+    """How many runs apart the two runs of a pair are, at most: PAIR_GAP bytes' worth."""
+    return max(1, PAIR_GAP // max(1, run * token_step(tok) * buf.itemsize))
 
 
 @njit(inline="always", **_HELPER)
@@ -944,23 +956,19 @@ def _runs_at_impl(buf, p, pa, pb, tok, base, roff, run, step, nout):
         return each
 
     def pairs(buf, p, pa, pb, tok, base, roff, run, step, nout):
-        d = max(1, PAIR_GAP // max(1, run * buf.itemsize))
+        d = _pair_gap(buf, run, tok)
         b0, i, h = _pairs_start(_ZERO, nout, d)
         while b0 < nout:
             lone = nout - b0 == 1
             o = b0 + i
             off0, _ = _kept_offsets(p, o, False)
             off0 += roff
-            m = run // 2 if lone else run
-            if lone:
-                off1 = off0 + run - m
-            else:
+            off1 = off0
+            if not lone:
                 off1, _ = _kept_offsets(p, o + h, False)
                 off1 += roff
-            a0, c0, a1, c1 = pair_sum(buf, off0, off1, m, tok)
-            if lone:
-                a0, c0 = _halves(a0, c0, a1, c1, buf, off0 + m, m, run, tok)
-            else:
+            a0, c0, a1, c1 = _pair_states(buf, off0, off1, run, lone, tok)
+            if not lone:
                 k = base + o + h
                 pa[k], pb[k] = merge(pa[k], pb[k], a1, c1, tok)
             k = base + o
