@@ -493,8 +493,10 @@ def _prepare(plan, buf, out, tok, threads):
     # of outputs: interleaved, a run sum and a state update every few values
     # took (600, 10, 10, 10) over (1, 3) 0.6-1.0 ms on two threads, 0.2-0.4
     # by outputs (float32, float64, int32, uint8, float16).
+    # (kernels._runs_at pairs a rank-3 token's runs read forwards)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX and (
-            plan.reduced[-1][0] >= SHORT_RUN and _reduced_outside(plan)):
+            plan.reduced[-1][0] >= SHORT_RUN and _reduced_outside(plan)
+            and (tok.ndim != 3 or plan.reduced[-1][1] == 2)):
         outer_runs = plan.count // plan.reduced[-1][0]
         if outer_runs >= threads:
             if plan.nout < MERGE_TASKS_MIN:
