@@ -265,6 +265,16 @@ def _paired_whole(plan, buf, tok, pieces=1):
             and plan.count * buf.itemsize >= 2 * PAIR_BLOCK * pieces)
 
 
+def _runs_forward(plan, tok):
+    """Whether a rank-3 token's runs (every second value, step 2 or -2) read forwards.
+
+    The pair loops (numerics.pair_sum) read them so; the plan reads reduced
+    dims forwards, so this holds, checked where a pair loop is chosen.
+    Other tokens: True.
+    """
+    return tok.ndim != 3 or plan.reduced[-1][1] == 2
+
+
 def row_kernel(plan, buf, tok):
     """The row loop for a plan of one reduced dim over ``buf`` read by ``tok``.
 
@@ -285,8 +295,7 @@ def row_kernel(plan, buf, tok):
     """
     if not plan.kept:
         return kernels.whole_long if _paired_whole(plan, buf, tok) else kernels.whole_serial
-    # (a rank-3 token's runs step by 2 or -2: pairs read forwards)
-    paired = pairs_runs(buf, tok) and (tok.ndim == 2 or plan.reduced[-1][1] == 2)
+    paired = pairs_runs(buf, tok) and _runs_forward(plan, tok)
     if len(plan.kept) > 1:
         return kernels.rows_nested_paired if paired else kernels.rows_nested
     if plan.count < SHORT_RUN and plan.run_step != 1 and not (
@@ -493,10 +502,9 @@ def _prepare(plan, buf, out, tok, threads):
     # of outputs: interleaved, a run sum and a state update every few values
     # took (600, 10, 10, 10) over (1, 3) 0.6-1.0 ms on two threads, 0.2-0.4
     # by outputs (float32, float64, int32, uint8, float16).
-    # (kernels._runs_at pairs a rank-3 token's runs read forwards)
     if plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX and (
             plan.reduced[-1][0] >= SHORT_RUN and _reduced_outside(plan)
-            and (tok.ndim != 3 or plan.reduced[-1][1] == 2)):
+            and _runs_forward(plan, tok)):  # (kernels._runs_at pairs them)
         outer_runs = plan.count // plan.reduced[-1][0]
         if outer_runs >= threads:
             if plan.nout < MERGE_TASKS_MIN:

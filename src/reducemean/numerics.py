@@ -2705,9 +2705,9 @@ def pair_sum(typingctx, buf, off0, off1, n, tok):
     (:func:`_f64_lanes8_pair`, then the last values one at a time),
     float32 and 16-bit floats in bounded float64 lanes
     (:func:`_unit_codegen` with two rows), int32 in int64 sums.  With a
-    rank-3 ``tok`` they are
-    every second value (``buf[off0 : off0 + 2*n : 2]``), in the vector
-    steps of :func:`_f64_lanes8_step2_pair` or :func:`_sum_step2_pair`.
+    rank-3 ``tok`` they are every second value (``buf[off0 : off0 + 2*n :
+    2]``), in the vector steps of :func:`_f64_lanes8_step2_pair` or
+    :func:`_sum_step2_pair`.
     Two runs side by side overlap one run's lane merges with the other's,
     and two streams a core read memory faster than one.  See
     :func:`has_pair_sum`.
