@@ -115,7 +115,7 @@ def spy(monkeypatch):
     monkeypatch.setattr(launch, "_PREPARED", _Forgetful())
     monkeypatch.setattr(numpy_api, "_DIRECT", _Forgetful())
     calls = []
-    for name in ("inner_serial", "rows_serial", "rows_paired", "rows_nested",
+    for name in ("inner_serial", "inner_two", "rows_serial", "rows_paired", "rows_nested",
                  "rows_nested_paired", "whole_serial", "whole_long", "short_serial",
                  "outer_serial", "parts_serial", "parts_nested", "parts_general", "short_strided",
                  *kernels.SHORT_KERNELS.values()):
@@ -474,7 +474,7 @@ def test_short_runs_over_two_reduced_dims_go_by_rows(spy, dtype):
               x[:300_000].reshape(-1, 40, 10, 10)):  # 20000, 6000 and 750 outputs
         n = len(spy)
         got = reducemean.mean(v, axis=(1, 3))
-        assert spy[n:] == ["inner_serial in tasks" if two else "inner_serial"], v.shape
+        assert spy[n:] == ["inner_two in tasks" if two else "inner_two"], v.shape
         sums = v.astype(np.int64).sum(axis=(1, 3))
         assert np.array_equal(got, (sums / (v.shape[1] * 10)).astype(got.dtype)), v.shape
     # longer runs so laid out are interleaved
@@ -482,7 +482,7 @@ def test_short_runs_over_two_reduced_dims_go_by_rows(spy, dtype):
     got = reducemean.mean(v, axis=(1, 3))
     n = len(spy) - 2 if two else len(spy) - 1
     assert spy[n:] == (["interleaved_pieces in tasks", "merge_outputs in tasks"] if two
-                       else ["inner_serial"])
+                       else ["inner_two"])
     assert np.array_equal(got, (v.astype(np.int64).sum(axis=(1, 3)) / 200).astype(got.dtype))
 
 
@@ -544,7 +544,7 @@ def test_kept_dims_outside_the_reduced_ones_go_by_outputs(spy):
     x = np.arange(2 * BIG, dtype=np.float32).reshape(-1, 8, 64)[:, :, :32]
     got = reducemean.mean(x, axis=(1, 2))
     if launch.numba.get_num_threads() > 1:
-        assert spy[-1] == "inner_serial in tasks"
+        assert spy[-1] == "inner_two in tasks"
     want = x.astype(np.float64).mean(axis=(1, 2))
     assert np.array_equal(got, want.astype(np.float32))
 

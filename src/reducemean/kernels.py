@@ -230,24 +230,35 @@ def _inner_one(buf, p, out, tok, o):
 def inner_serial(buf, p, out, tok, lo, hi):
     """Outputs [lo, hi) of any inner plan, one after another.
 
-    Two reduced dims (a crop of NCHW over (2, 3)) make each output one
-    run_rows call, without _inner_partial's walk over pieces of runs.
+    Launched for three reduced dims or more: two take :func:`inner_two`,
+    one the row kernels.
     """
     bad = 0
-    if p[3] == 2:
-        rb = 5 + 3 * p[2]
-        e2 = p[rb]
-        s2 = p[rb + 1]
-        run = p[rb + 2]
-        step = p[rb + 3]
-        n = p[1]
-        for o in range(lo, hi):
-            off, oo = _kept_offsets(p, o, False)
-            a, b = run_rows(buf, off, run, step, e2, s2, tok)
-            bad += store(out, oo, a, b, n, tok)
-        return bad
     for o in range(lo, hi):
         bad += _inner_one(buf, p, out, tok, o)
+    return bad
+
+
+@njit(**_JIT)
+def inner_two(buf, p, out, tok, lo, hi):
+    """Outputs [lo, hi) of an inner plan of two reduced dims (a crop of NCHW over (2, 3)).
+
+    Each output is one run_rows call.  A kernel of its own, apart from
+    inner_serial's walk over pieces of runs, which such a plan never takes:
+    a first call compiles only the row loop (cold first float32 calls in
+    fresh processes: see launch.inner_kernel).
+    """
+    bad = 0
+    rb = 5 + 3 * p[2]
+    e2 = p[rb]
+    s2 = p[rb + 1]
+    run = p[rb + 2]
+    step = p[rb + 3]
+    n = p[1]
+    for o in range(lo, hi):
+        off, oo = _kept_offsets(p, o, False)
+        a, b = run_rows(buf, off, run, step, e2, s2, tok)
+        bad += store(out, oo, a, b, n, tok)
     return bad
 
 
