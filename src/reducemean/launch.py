@@ -345,7 +345,7 @@ def serial_kernel(plan, buf, tok):
             return row_kernel(plan, buf, tok), (0, plan.nout)
         return inner_kernel(plan), (0, plan.nout)
     if plan.family == "short":
-        return kernels.short_kernel(plan.count), (0, plan.nout)
+        return kernels.short_kernel(plan.count, plan.nout), (0, plan.nout)
     if plan.family == "parts":
         return parts_kernels(plan)[0], (0, plan.nout // 2)
     block = block_width(plan.kept[-1][0], plan.group)
@@ -501,7 +501,7 @@ def _prepare(plan, buf, out, tok, threads):
     """
     p = plan.params
     if plan.family == "short":
-        return _ranges(kernels.short_kernel(plan.count), buf, p, out, tok, plan.nout,
+        return _ranges(kernels.short_kernel(plan.count, plan.nout), buf, p, out, tok, plan.nout,
                        -(-plan.nout // kernels.SHORT_TASK))
     if plan.family == "parts":
         chunks = _chunks(plan.nout // 2, threads, plan.count)
