@@ -554,6 +554,24 @@ def test_kept_dims_outside_the_reduced_ones_go_by_outputs(spy):
     assert np.array_equal(got, want.astype(np.float32))
 
 
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "int32", "uint8"])
+def test_short_runs_under_outer_kept_dims_go_by_outputs(spy, name):
+    # KRR with runs under SHORT_RUN values (a narrow crop of NCHW over (2,
+    # 3)) and many runs an output: rows of runs by ranges of outputs, as
+    # longer runs, serially and in tasks.  Integer values: exact sums.
+    dt = np.dtype(name)
+    x = (np.arange(2 * BIG // 640 * 640, dtype=np.int64) % 251).astype(dt).reshape(-1, 40, 16)
+    two = launch.numba.get_num_threads() > 1
+    for v, tasks in ((x[:, :, :5], two), (x[:200, :, 3:15], False)):
+        with launch.serial_only() if not tasks else contextlib.nullcontext():
+            got = reducemean.mean(v, axis=(1, 2))
+        assert spy[-1] == "inner_two" + (" in tasks" if tasks else ""), v.shape
+        sums = v.astype(np.int64).sum(axis=(1, 2))
+        result = np.float64 if dt.kind in "iu" else dt
+        want = [Fraction(int(s), v.shape[1] * v.shape[2]) for s in sums]
+        assert max(ulp_distance(g, w, result) for g, w in zip(got, want)) <= 1, v.shape
+
+
 def test_a_whole_reduction_of_several_runs_goes_in_pieces(spy):
     # One output over two reduced dims (a crop of a wider array): pieces of
     # its flat range, each summed a run of runs at a time, not the

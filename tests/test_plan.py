@@ -201,6 +201,23 @@ def test_short_runs_over_several_reduced_dims_under_narrow_columns_are_rows(
     assert len(p.reduced) == 2
 
 
+@pytest.mark.parametrize("shape, view, axes, family", [
+    ((8, 16, 64, 128), np.s_[..., :8], (2, 3), "inner"),  # 64 runs an output
+    ((256, 32, 16), np.s_[..., :3], (1, 2), "inner"),  # 32 runs
+    ((256, 31, 16), np.s_[..., :3], (1, 2), "outer"),  # 31 runs: the column loop
+    ((300, 64, 64), np.s_[:, ::2, :8], (1, 2), "inner"),  # runs of every second row
+    ((300, 64, 64), np.s_[:, :, :16:2], (1, 2), "outer"),  # runs of every second value
+])
+def test_short_runs_under_outer_kept_dims_are_rows_from_enough_runs(shape, view, axes, family):
+    # KRR: every kept dim outside the reduced ones, so the column loop's
+    # columns would be the outputs, a value from each a run's width apart:
+    # rows of runs from RUNS_KRR_ROWS runs an output
+    p = _plan(np.empty(shape, np.float32)[view], axes)
+    assert p.family == family
+    assert len(p.reduced) == 2 and len(p.kept) == 1 and p.block is None
+    assert abs(p.kept[0][1]) > max(abs(s) for _, s in p.reduced)
+
+
 @pytest.mark.parametrize("shape, view, axes", [
     ((2, 3, 4), np.s_[:, :, :0], (0, 2)),  # empty runs
     ((0, 19, 7), np.s_[:, :, ::2], (0, 2)),  # no runs
