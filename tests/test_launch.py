@@ -303,11 +303,11 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
 def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
     # Rows of 4 and 8 values of these types are summed four rows to a
     # vector, 64 rows a step, and the rows left one by one (fewer than 64
-    # rows by the general kernel); int32 rows are
-    # summed in float64 (numerics.short_add).  Row counts that leave a
-    # tail, serially and in tasks (whose ranges start anywhere), values
-    # across many binades (float64 sums them exactly), int32 sums past
-    # 2**32 and non-finite rows, against exact sums and means.
+    # rows by the general kernel); int32 rows are summed in float64
+    # (numerics.short_add).  Row counts that leave a tail, serially and in
+    # tasks (whose ranges start anywhere), values across many binades
+    # (float64 sums them exactly), int32 sums past 2**32 and non-finite
+    # rows, against exact sums and means.
     dtype = BFLOAT16 if name == "bfloat16" else np.dtype(name)
     if dtype is None:
         pytest.skip("ml_dtypes is not installed")

@@ -720,7 +720,7 @@ def short_kernel(run, rows):
     alternating: float32 1.97-2.31 s -> 0.99-1.05 s, float16 1.66-1.70 s
     -> 1.01-1.09 s, int32 1.66-1.68 s -> 0.82-0.98 s.  Warm, float16 rows
     of 4 or 8 under 64 rows run about 0.5 us (1.12x) slower a call than in
-    the literal kernel's scalar tail, float32 and int32 alike.
+    the literal kernel's scalar tail; float32 and int32 run as fast.
     """
     if rows < SHORT_VEC_STEP and run in SHORT_VEC_RUNS:
         return short_serial

@@ -233,12 +233,12 @@ RUNS_FEW_AS_ROWS_RUNS = 4
 #: rows of runs from this many runs an output.  The column loop takes the
 #: outputs as its columns, a run's width apart, so every value it adds is
 #: gathered from a line of its own: (8, 16, 64, 128)[..., :8] over (2, 3)
-#: took 3-4x numpy's time, (65536, 32, 8) over (1, 2) float32 26.8 ms
-#: against numpy's 22.5.  As rows, old and new alternating on two threads
-#: ((n, m, 16)[..., :w], n 256 to 65536, w 3 to 12): from 32 runs 0.15-1.01x
-#: the time in float32, 0.16-0.89x in float64, int32 and float16; at 16
-#: runs float32 was up to 2.6x slower (the other types up to 1.5x), and
-#: under 8 most types were.
+#: took 3-4x numpy's time, (65536, 32, 16)[..., :8] over (1, 2) float32
+#: 26.8-29.4 ms against numpy's 22.5-23.6 (8.8-9.4 ms as rows).  As rows,
+#: old and new alternating on two threads ((n, m, 16)[..., :w], n 256 to
+#: 65536, w 3 to 12): from 32 runs 0.15-1.01x the time in float32,
+#: 0.16-0.89x in float64, int32 and float16; at 16 runs float32 was up to
+#: 2.6x slower (the other types up to 1.5x), and at 4 most types were.
 RUNS_KRR_ROWS = 32
 
 _PATTERNS = {"R": "whole", "KR": "rows", "RK": "columns", "KRK": "krk", "RKR": "rkr", "": "whole"}
