@@ -722,9 +722,8 @@ def short_kernel(run, rows):
     of 4 or 8 under 64 rows run about 0.5 us (1.12x) slower a call than in
     the literal kernel's scalar tail; float32 and int32 run as fast.
     """
-    if rows < SHORT_VEC_STEP and run in SHORT_VEC_RUNS:
-        return short_serial
-    return globals()[SHORT_KERNELS.get(run, "short_serial")]
+    few = rows < SHORT_VEC_STEP and run in SHORT_VEC_RUNS
+    return globals()["short_serial" if few else SHORT_KERNELS.get(run, "short_serial")]
 
 
 #: Most outputs per parallel task of the short-row kernel.
