@@ -318,6 +318,36 @@ def test_narrow_float_runs_of_one_output_are_one_sum(dtype, n):
     _check_runs_of_runs(data, n, dt)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("n", [31, 32, 33, 520, 1030])
+def test_narrow_float_runs_end_in_one_masked_step(dtype, n):
+    # Contiguous runs of 16 values or more share one set of vector lanes
+    # (numerics._unit_runs_codegen): blocks of whole runs up to 512 values
+    # (40 runs of 31 make three), longer runs cut into blocks of 512 and
+    # the rest (520: a block of 8).  A run's last n % 16 values are the 16
+    # values that end it, the lanes summed before masked off.  Every value
+    # is a nonzero integer, so a lane counted twice, dropped or read past a
+    # run shows against the exact mean.  The last two outputs hold +-2**60
+    # (+-2**15 for float16, which float64 sums exactly), in one block (the
+    # first two values) and in two (the first run's and the last's): the
+    # float64 sum then loses the small values, and only a bound that says
+    # so (a redo) gives the exact mean.
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(n)
+    runs = 40 if n < 512 else 3
+    x = rng.integers(1, 100, (4, runs, n + 5)) * rng.choice([-1, 1], (4, runs, n + 5))
+    x = x.astype(np.float32)
+    big = 2.0**15 if dtype == "float16" else 2.0**60
+    x[2:, 0, 2] = big
+    x[2, 0, 3] = -big
+    x[3, -1, n + 1] = -big
+    v = x.astype(dt)[:, :, 2:n + 2]
+    got = reducemean.mean(v, axis=(1, 2))
+    for k in range(4):
+        exact = sum(map(Fraction, v[k].astype(np.float64).ravel().tolist())) / (runs * n)
+        assert ulp_distance(got[k], exact, dt) <= 1, (k, got[k], float(exact))
+
+
 def _pair_dtype(name):
     return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 
