@@ -2190,8 +2190,8 @@ def _unit_runs_codegen(kind):
     maximum.  Summed run by run, each run's last values one at a time (a
     chain of dependent adds) and each run a block of its own, float32
     (2048, 3, 40)[..., :30] over (1, 2) took 1.2x numpy's time, now 0.6x
-    (186-189 us -> 91-99 us; fresh processes alternating, 2 threads); an
-    (8, 16, 64, 128)[..., :24] bfloat16 crop over (2, 3) 151-221 us ->
+    (185-273 us -> 91-99 us; fresh processes alternating, 2 threads); an
+    (8, 16, 64, 128)[..., :24] bfloat16 crop over (2, 3) 151-689 us ->
     56-86 us.  Runs of 520 and 4096 values took the same time.
     """
     elem, size, width, word, bits = _unit_layout(kind)
