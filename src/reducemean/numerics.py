@@ -2016,6 +2016,32 @@ def _add_block(builder, kind, a, b, s, top, m, depth):
     return a2, builder.fadd(b, builder.fadd(share, builder.call(fabs, [a2])))
 
 
+def _unit_step(builder, kind, ptr, align, acc, top, cut=None):
+    """One vector step: the four accumulators and the joined bits ``top``
+    with the 16 values from ``ptr`` added.
+
+    With ``cut`` (a vector of lane numbers) the values in lanes under it
+    are added as -0.0 (``x + -0.0`` is ``x``); all 16 are joined, since a
+    value joined twice changes no maximum.
+    """
+    elem, size, width, _, bits = _unit_layout(kind)
+    vty = ir.VectorType(elem, width)
+    loads = [builder.load(builder.bitcast(
+        builder.gep(ptr, [ir.Constant(ir.IntType(64), width * k)]), vty.as_pointer()), align=align)
+        for k in range(16 // width)]
+    raw = [builder.bitcast(v, bits) for v in loads]
+    joined = _umax(builder, top, _umax_tree(builder, raw))
+    if cut is not None:
+        negzero = ir.Constant(bits, [1 << (8 * size - 1)] * width)
+        lanes_t = ir.VectorType(_I32_T, width)
+        loads = [builder.bitcast(builder.select(builder.icmp_signed(
+            ">=", ir.Constant(lanes_t, list(range(width * k, width * (k + 1)))), cut),
+            v, negzero), vty) for k, v in enumerate(raw)]
+    pieces = [_step2_widen(builder, kind, _lanes(builder, v, list(range(q, q + 4))))
+              for v in loads for q in range(0, width, 4)]
+    return [builder.fadd(x, y) for x, y in zip(acc, pieces)], joined
+
+
 def _unit_codegen(kind, parts=False, rows=1):
     """Code for :func:`_sum_unit`: the bounded state of ``n`` contiguous float32 or 16-bit floats.
 
@@ -2040,7 +2066,7 @@ def _unit_codegen(kind, parts=False, rows=1):
     accumulators, joined bits and state of its own, ``(a0, b0, a1, b1)``
     (see :func:`pair_sum`).
     """
-    elem, size, width, word, bits = _unit_layout(kind)
+    elem, size, _, word, bits = _unit_layout(kind)
     f64 = ir.DoubleType()
 
     def codegen(context, builder, sig, args):
@@ -2091,18 +2117,9 @@ def _unit_codegen(kind, parts=False, rows=1):
         builder.position_at_end(vbody)
         for r, (base, top) in enumerate(zip(bases, tops)):
             ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 16))])
-            loads = [builder.load(builder.bitcast(
-                builder.gep(ptr, [ir.Constant(i64, width * k)]),
-                ir.VectorType(elem, width).as_pointer()), align=align) for k in range(16 // width)]
-            joined = _umax(builder, top, _umax_tree(builder, [builder.bitcast(v, bits)
-                                                              for v in loads]))
-            pieces = []
-            for v in loads:
-                for q in range(0, width, 4):
-                    four = _lanes(builder, v, list(range(q, q + 4)))
-                    pieces.append(_step2_widen(builder, kind, four))
-            for phi, x in zip(acc[4 * r:4 * r + 4], pieces):
-                phi.add_incoming(builder.fadd(phi, x), vbody)
+            sums, joined = _unit_step(builder, kind, ptr, align, acc[4 * r:4 * r + 4], top)
+            for phi, x in zip(acc[4 * r:4 * r + 4], sums):
+                phi.add_incoming(x, vbody)
             top.add_incoming(joined, vbody)
         i.add_incoming(builder.add(i, ir.Constant(i64, 1)), vbody)
         back = builder.branch(vhead)
@@ -2194,8 +2211,7 @@ def _unit_runs_codegen(kind):
     (8, 16, 64, 128)[..., :24] bfloat16 crop over (2, 3) 151-689 us ->
     56-86 us.  Runs of 520 and 4096 values took the same time.
     """
-    elem, size, width, word, bits = _unit_layout(kind)
-    vty = ir.VectorType(elem, width)
+    elem, size, width, _, bits = _unit_layout(kind)
     f64 = ir.DoubleType()
     i64 = ir.IntType(64)
     lanes_t = ir.VectorType(_I32_T, width)
@@ -2207,7 +2223,6 @@ def _unit_runs_codegen(kind):
         first = builder.bitcast(builder.gep(ary.data, [off]), elem.as_pointer())
         limit = ir.Constant(i64, BOUND_BLOCK)
         c0, c1, c4, c15, c16 = (ir.Constant(i64, c) for c in (0, 1, 4, 15, 16))
-        negzero = ir.Constant(bits, [1 << (8 * size - 1)] * width)
         long = builder.icmp_signed(">", n, limit)  # runs cut into blocks
         entry = builder.basic_block
         names = ("ghead", "gbody", "rhead", "rmore", "rbody", "vhead", "vbody", "vdone", "tail",
@@ -2216,22 +2231,7 @@ def _unit_runs_codegen(kind):
          exit_) = [builder.append_basic_block(f"runs.{name}") for name in names]
 
         def step(base, at, acc, top, cut=None):
-            """The accumulators and joined bits with the 16 values from ``base + at`` added."""
-            ptr = builder.gep(base, [at])
-            loads = [builder.load(builder.bitcast(
-                builder.gep(ptr, [ir.Constant(i64, width * k)]), vty.as_pointer()), align=align)
-                for k in range(16 // width)]
-            raw = [builder.bitcast(v, bits) for v in loads]
-            joined = _umax(builder, top, _umax_tree(builder, raw))
-            if cut is not None:  # lanes under ``cut`` to -0.0
-                lane = [ir.Constant(lanes_t, list(range(width * k, width * (k + 1))))
-                        for k in range(len(raw))]
-                loads = [builder.bitcast(builder.select(
-                    builder.icmp_signed(">=", j, cut), v, negzero), vty)
-                    for j, v in zip(lane, raw)]
-            pieces = [_step2_widen(builder, kind, _lanes(builder, v, list(range(q, q + 4))))
-                      for v in loads for q in range(0, width, 4)]
-            return [builder.fadd(x, y) for x, y in zip(acc, pieces)], joined
+            return _unit_step(builder, kind, builder.gep(base, [at]), align, acc, top, cut)
 
         builder.branch(ghead)
         builder.position_at_end(ghead)  # run g from value lo; the state so far
