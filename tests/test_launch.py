@@ -115,7 +115,7 @@ def spy(monkeypatch):
     monkeypatch.setattr(launch, "_PREPARED", _Forgetful())
     monkeypatch.setattr(numpy_api, "_DIRECT", _Forgetful())
     calls = []
-    for name in ("inner_serial", "inner_two", "rows_serial", "rows_paired", "rows_nested",
+    for name in ("inner_serial", "inner_two", "inner_two_short", "rows_serial", "rows_paired", "rows_nested",
                  "rows_nested_paired", "whole_serial", "whole_long", "short_serial",
                  "outer_serial", "parts_serial", "parts_nested", "parts_general", "short_strided",
                  *kernels.SHORT_KERNELS.values()):
@@ -472,14 +472,15 @@ def test_short_runs_over_two_reduced_dims_go_by_rows(spy, dtype):
     # Runs of 10 over two reduced dims under 10 columns (plan's
     # RUNS_AS_ROWS_COLUMNS) are rows of runs, split among the threads by
     # ranges of outputs, not interleaved as longer runs with a reduced dim
-    # outside the kept ones are.  Integer values, exact sums.
+    # outside the kept ones are; runs under launch.SHORT_RUNS values take
+    # the short runs' loop.  Integer values, exact sums.
     two = launch.numba.get_num_threads() > 1
     x = (np.arange(2_000_000, dtype=np.int64) % 251).astype(dtype)
     for v in (x.reshape(-1, 10, 10, 10), x[:600_000].reshape(-1, 10, 10, 10),
               x[:300_000].reshape(-1, 40, 10, 10)):  # 20000, 6000 and 750 outputs
         n = len(spy)
         got = reducemean.mean(v, axis=(1, 3))
-        assert spy[n:] == ["inner_two in tasks" if two else "inner_two"], v.shape
+        assert spy[n:] == ["inner_two_short in tasks" if two else "inner_two_short"], v.shape
         sums = v.astype(np.int64).sum(axis=(1, 3))
         assert np.array_equal(got, (sums / (v.shape[1] * 10)).astype(got.dtype)), v.shape
     # longer runs so laid out are interleaved
@@ -558,14 +559,15 @@ def test_kept_dims_outside_the_reduced_ones_go_by_outputs(spy):
 def test_short_runs_under_outer_kept_dims_go_by_outputs(spy, name):
     # KRR with runs under SHORT_RUN values (a narrow crop of NCHW over (2,
     # 3)) and many runs an output: rows of runs by ranges of outputs, as
-    # longer runs, serially and in tasks.  Integer values: exact sums.
+    # longer runs, serially and in tasks, in the short runs' loop.  Integer
+    # values: exact sums.
     dt = np.dtype(name)
     x = (np.arange(2 * BIG // 640 * 640, dtype=np.int64) % 251).astype(dt).reshape(-1, 40, 16)
     two = launch.numba.get_num_threads() > 1
     for v, tasks in ((x[:, :, :5], two), (x[:200, :, 3:15], False)):
         with launch.serial_only() if not tasks else contextlib.nullcontext():
             got = reducemean.mean(v, axis=(1, 2))
-        assert spy[-1] == "inner_two" + (" in tasks" if tasks else ""), v.shape
+        assert spy[-1] == "inner_two_short" + (" in tasks" if tasks else ""), v.shape
         sums = v.astype(np.int64).sum(axis=(1, 2))
         result = np.float64 if dt.kind in "iu" else dt
         want = [Fraction(int(s), v.shape[1] * v.shape[2]) for s in sums]

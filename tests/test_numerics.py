@@ -348,6 +348,45 @@ def test_narrow_float_runs_end_in_one_masked_step(dtype, n):
         assert ulp_distance(got[k], exact, dt) <= 1, (k, got[k], float(exact))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32"])
+@pytest.mark.parametrize("n", range(2, 16))
+def test_short_runs_sum_each_value_once(dtype, n):
+    # Contiguous runs of fewer than 16 values under two reduced dims go
+    # through kernels.inner_two_short: float32 and 16-bit runs as windows
+    # of four values clamped into the run, the values an earlier window
+    # summed masked off, runs of 2 or 3 one window of clamped loads
+    # (numerics._unit_short_codegen); float64 in its own lanes; int32
+    # through run_rows.  40 runs an output make two blocks of whole runs
+    # from 13 values (BOUND_BLOCK).  Every value is a nonzero integer, so a
+    # value counted twice, dropped or read past a run (the view keeps two
+    # values either side) shows against the exact mean.  The outputs lie
+    # on two kept dims that do not merge (a crop of the second), so they
+    # take the general offsets; two hold +-2**60 (+-2**15 in float16),
+    # whose float64 sum loses the small values: only a bound that says so
+    # (a redo) gives the exact mean.
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(n)
+    runs = 40
+    x = rng.integers(1, 100, (24, 5, runs, 18)) * rng.choice([-1, 1], (24, 5, runs, 18))
+    x = x.astype(np.float64)
+    if dt.kind == "f" or dtype == "bfloat16":
+        big = 2.0**15 if dtype == "float16" else 2.0**60
+        x[1, 0, 0, 2] = big
+        x[1, 0, 0, 3] = -big
+        x[1, 1, 0, 2] = big
+        x[1, 1, -1, n + 1] = -big
+    v = x.astype(dt)[:, :3, :, 2:n + 2]
+    plan = reducemean.plan.plan_for(v.shape, v.strides, v.itemsize, (2, 3), False)
+    assert plan.family == "inner" and len(plan.kept) == 2
+    assert launch.inner_kernel(plan) is kernels.inner_two_short
+    got = reducemean.mean(v, axis=(2, 3))
+    result = _result_dtype(dt)
+    for k in np.ndindex(24, 3):
+        total = sum(map(int, v[k].astype(np.float64).ravel().tolist()))  # exact
+        exact = Fraction(total, runs * n)
+        assert ulp_distance(got[k], exact, result) <= 1, (k, got[k], float(exact))
+
+
 def _pair_dtype(name):
     return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
 

@@ -1293,10 +1293,10 @@ def run_rows(buf, off, n, stride, rows, rstride, tok):
 
     Plain float64 sums them all in one set of vector lanes
     (:func:`_runs_lanes8_codegen`), and so do contiguous float32 and 16-bit
-    runs of 16 values or more (:func:`_unit_runs_codegen`); shorter and
-    strided ones of those types go in one float64 sum.  Other reads
-    (integers, exact and scaled reads, every second value) sum each run and
-    merge.
+    runs (:func:`_unit_runs_codegen` from 16 values,
+    :func:`_unit_short_codegen` below); strided ones of those types go in
+    one float64 sum.  Other reads (integers, exact and scaled reads, every
+    second value) sum each run and merge.
     """
 
 
@@ -1341,19 +1341,11 @@ def _rows_block_f(buf, off, n, rows, rstride, tok):
 # thread), inlined 6.81 G.
 @njit(inline="always", **_HELPER)
 def _rows_f(buf, off, n, stride, rows, rstride, tok):
-    # runs of 16 values or more in vector lanes across the runs, shorter
-    # ones (fewer than a vector step) in blocks of whole runs, BOUND_BLOCK
-    # values or fewer, as _blocked
+    # runs of 16 values or more in steps of 16 across the runs, shorter
+    # ones in windows of four (_unit_short_codegen)
     if n >= 16:
         return _rows_f_long(buf, off, n, rows, rstride, tok)
-    a = 0.0
-    b = 0.0
-    group = BOUND_BLOCK // n if n > 1 else BOUND_BLOCK
-    for r in range(0, rows, group):
-        k = rows - r if rows - r < group else group
-        s, t = _rows_block_f(buf, off + r * rstride, n, k, rstride, tok)
-        a, b = merge(a, b, s, magnitude_bound(t, k * n, s, buf, tok), tok)
-    return a, b
+    return _rows_f_short(buf, off, n, rows, rstride, tok)
 
 
 def _rows_f_long(buf, off, n, rows, rstride, tok):
@@ -1365,6 +1357,30 @@ def _rows_f_long_impl(buf, off, n, rows, rstride, tok):
     if _unit_kind(buf, tok) is None:  # float16 without F16C
         return _rows_f_each
     return lambda buf, off, n, rows, rstride, tok: _sum_unit_runs(buf, off, n, rows, rstride, tok)
+
+
+def _rows_f_short(buf, off, n, rows, rstride, tok):
+    """The bounded state of ``rows`` contiguous runs of ``n`` values, fewer than 16."""
+
+
+@overload(_rows_f_short, jit_options=_OVERLOAD_OPTS, inline="always")
+def _rows_f_short_impl(buf, off, n, rows, rstride, tok):
+    if _unit_kind(buf, tok) is None:  # float16 without F16C
+        return _rows_f_blocks
+    return lambda buf, off, n, rows, rstride, tok: _sum_unit_short(buf, off, n, rows, rstride, tok)
+
+
+@register_jitable
+def _rows_f_blocks(buf, off, n, rows, rstride, tok):
+    # blocks of whole runs, BOUND_BLOCK values or fewer, as _blocked
+    a = 0.0
+    b = 0.0
+    group = BOUND_BLOCK // n if n > 1 else BOUND_BLOCK
+    for r in range(0, rows, group):
+        k = rows - r if rows - r < group else group
+        s, t = _rows_block_f(buf, off + r * rstride, n, k, rstride, tok)
+        a, b = merge(a, b, s, magnitude_bound(t, k * n, s, buf, tok), tok)
+    return a, b
 
 
 @register_jitable
@@ -1410,6 +1426,26 @@ def _run_rows(buf, off, n, stride, rows, rstride, tok):
     if _family(buf, tok) == "F" and tok.ndim == 3:
         return _rows_f_step2
     return _rows_each
+
+
+def run_rows_short(buf, off, n, rows, rstride, tok):
+    """:func:`run_rows` of contiguous runs of fewer than 16 values, emitted in the caller.
+
+    Plain float64 (:func:`_runs_lanes8_codegen`) and plain float32 and
+    16-bit sums (:func:`_unit_short_codegen`) are vector code of their own,
+    inlined; other reads call :func:`run_rows`.
+    """
+
+
+@overload(run_rows_short, jit_options=_OVERLOAD_OPTS, inline="always")
+def _run_rows_short(buf, off, n, rows, rstride, tok):
+    if plain_f64(buf, tok):
+        return lambda buf, off, n, rows, rstride, tok: _f64_lanes8_unit_runs(
+            buf, off, 1, n, rows, rstride)
+    if _family(buf, tok) == "F" and _unit_kind(buf, tok) is not None:
+        return lambda buf, off, n, rows, rstride, tok: _sum_unit_short(
+            buf, off, n, rows, rstride, tok)
+    return lambda buf, off, n, rows, rstride, tok: run_rows(buf, off, n, 1, rows, rstride, tok)
 
 
 def run_parts(buf, off, n, tok):
@@ -2383,6 +2419,174 @@ def _sum_unit_runs(typingctx, buf, off, n, rows, rstride, tok):
         return None
     sig = types.UniTuple(types.float64, 2)(buf, *(types.int64,) * 4, tok)
     return sig, _unit_runs_codegen(kind)
+
+
+def _unit_short_codegen(kind):
+    """Code for :func:`_sum_unit_short`: ``rows`` runs of ``n`` contiguous values, ``n`` < 16.
+
+    Arguments as :func:`_unit_runs_codegen`'s.  Blocks of as many whole
+    runs as fit in BOUND_BLOCK values.  A run is up to four windows of
+    four values, each added to an accumulator of its own: window ``k``
+    starts at value ``min(4k, n - 4)``, so it stays inside the run, and
+    its lanes under ``4k`` (summed by the window before) are made -0.0.  A
+    run of fewer than four values fills one window, value ``min(j, n -
+    1)`` in lane ``j``, lanes from ``n`` made -0.0.  Bits are joined
+    unmasked, as in :func:`_unit_step`.  The windows a run needs are known
+    from ``n`` alone, so their branches are taken the same way each run.
+    Before, each block was a call of a loop that added a value at a time
+    (a chain of dependent adds): float32 (16384, 4, 16)[..., :3] over (1,
+    2) as rows of runs, one thread, took 650 us in kernels.inner_two, 510
+    us so (270 us in kernels.inner_two_short, which emits this in its loop).
+    """
+    elem, size, _, word, _ = _unit_layout(kind)
+    f64 = ir.DoubleType()
+    i64 = ir.IntType(64)
+    w4 = ir.VectorType(word, 4)
+    l4 = ir.VectorType(_I32_T, 4)
+    negzero = ir.Constant(w4, [1 << (8 * size - 1)] * 4)
+    lanes = ir.Constant(l4, [0, 1, 2, 3])
+
+    def splat(builder, x):
+        x = builder.trunc(x, _I32_T)
+        return builder.shuffle_vector(builder.insert_element(ir.Constant(l4, None), x, ir.Constant(
+            _I32_T, 0)), ir.Constant(l4, None), ir.Constant(l4, [0] * 4))
+
+    def widen(builder, raw, keep):
+        # lanes not kept made -0.0 (x + -0.0 is x), then widened
+        kept = builder.select(keep, raw, negzero)
+        return _step2_widen(builder, kind, builder.bitcast(kept, ir.VectorType(elem, 4)))
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        off, n, rows, rstride = args[1:5]
+        align = size if sig.args[0].aligned else 1
+        first = builder.bitcast(builder.gep(ary.data, [off]), word.as_pointer())
+        c0, c1, c4 = (ir.Constant(i64, c) for c in (0, 1, 4))
+        empty = builder.icmp_signed("<", n, c1)  # no run read
+        rows = builder.select(empty, c0, rows)
+        # whole runs a block: all of them, mostly (a division costs more than a short run)
+        one = builder.icmp_signed("<=", builder.mul(rows, n), ir.Constant(i64, BOUND_BLOCK))
+        with builder.if_else(one) as (then, otherwise):
+            with then:
+                all_ = builder.basic_block
+            with otherwise:
+                part = builder.sdiv(ir.Constant(i64, BOUND_BLOCK), builder.select(empty, c1, n))
+                some = builder.basic_block
+        group = _phi2(builder, rows, all_, part, some)
+        # loop invariants: each window's start and cut, and the short runs' lanes
+        last = builder.sub(n, c4)
+        starts = [builder.select(builder.icmp_signed("<", ir.Constant(i64, 4 * k), last),
+                                 ir.Constant(i64, 4 * k), last) for k in range(4)]
+        keeps = [builder.icmp_signed(">=", lanes, splat(builder, builder.sub(ir.Constant(
+            i64, 4 * k), s))) for k, s in enumerate(starts)]
+        picks = [builder.select(builder.icmp_signed("<", ir.Constant(i64, j), n),
+                                ir.Constant(i64, j), builder.sub(n, c1)) for j in range(4)]
+        few_keep = builder.icmp_signed("<", lanes, splat(builder, n))  # lane j: value min(j, n - 1)
+        entry = builder.basic_block
+        names = ("ghead", "gbody", "rhead", "rbody", "few", "w0", "w1", "w2", "w3", "rnext",
+                 "gdone", "exit")
+        (ghead, gbody, rhead, rbody, few, w0, w1, w2, w3, rnext, gdone, exit_) = [
+            builder.append_basic_block(f"short.{name}") for name in names]
+
+        builder.branch(ghead)
+        builder.position_at_end(ghead)  # run g; the state so far
+        g = builder.phi(i64)
+        a = builder.phi(f64)
+        b = builder.phi(f64)
+        for phi, x in ((g, c0), (a, ir.Constant(f64, 0.0)), (b, ir.Constant(f64, 0.0))):
+            phi.add_incoming(x, entry)
+        builder.cbranch(builder.icmp_signed("<", g, rows), gbody, exit_)
+
+        builder.position_at_end(gbody)
+        left = builder.sub(rows, g)
+        k = builder.select(builder.icmp_signed("<", left, group), left, group)
+        builder.branch(rhead)
+
+        builder.position_at_end(rhead)  # the block's runs
+        r = builder.phi(i64)
+        r.add_incoming(c0, gbody)
+        acc = [builder.phi(_V4) for _ in range(4)]
+        for phi in acc:
+            phi.add_incoming(ir.Constant(_V4, None), gbody)
+        top = builder.phi(w4)
+        top.add_incoming(ir.Constant(w4, None), gbody)
+        builder.cbranch(builder.icmp_signed("<", r, k), rbody, gdone)
+
+        builder.position_at_end(rbody)
+        base = builder.gep(first, [builder.mul(builder.add(g, r), rstride)])
+        builder.cbranch(builder.icmp_signed("<", n, c4), few, w0)
+
+        builder.position_at_end(few)
+        raw = ir.Constant(w4, None)
+        for j, p in enumerate(picks):
+            raw = builder.insert_element(raw, builder.load(builder.gep(base, [p]), align=align),
+                                         ir.Constant(_I32_T, j))
+        few_acc = builder.fadd(acc[0], widen(builder, raw, few_keep))
+        few_top = _umax(builder, top, raw)
+        builder.branch(rnext)
+
+        ends = []  # (block, accumulators, top) where a run's windows end
+        cur, ctop = list(acc), top
+        for kk, blk in enumerate((w0, w1, w2, w3)):
+            builder.position_at_end(blk)
+            raw = builder.load(builder.bitcast(builder.gep(base, [starts[kk]]), w4.as_pointer()),
+                               align=align)
+            cur = list(cur)
+            cur[kk] = builder.fadd(cur[kk], widen(builder, raw, keeps[kk]))
+            ctop = _umax(builder, ctop, raw)
+            if kk < 3:
+                builder.cbranch(builder.icmp_signed(">", n, ir.Constant(i64, 4 * (kk + 1))),
+                                (w1, w2, w3)[kk], rnext)
+            else:
+                builder.branch(rnext)
+            ends.append((blk, cur, ctop))
+
+        builder.position_at_end(rnext)
+        for q in range(4):
+            phi = builder.phi(_V4)
+            phi.add_incoming(few_acc if q == 0 else acc[q], few)
+            for blk, vals, _ in ends:
+                phi.add_incoming(vals[q], blk)
+            acc[q].add_incoming(phi, rnext)
+        tphi = builder.phi(w4)
+        tphi.add_incoming(few_top, few)
+        for blk, _, t in ends:
+            tphi.add_incoming(t, blk)
+        top.add_incoming(tphi, rnext)
+        r.add_incoming(builder.add(r, c1), rnext)
+        builder.branch(rhead)
+
+        builder.position_at_end(gdone)  # the block into the state
+        v = builder.fadd(builder.fadd(acc[0], acc[1]), builder.fadd(acc[2], acc[3]))
+        v = builder.fadd(_lanes(builder, v, [0, 1]), _lanes(builder, v, [2, 3]))
+        s = builder.fadd(builder.extract_element(v, ir.Constant(_I32_T, 0)),
+                         builder.extract_element(v, ir.Constant(_I32_T, 1)))
+        # a lane's adds: one a run, then the four levels that join the lanes
+        depth = builder.sitofp(builder.add(k, c4), f64)
+        a2, b2 = _add_block(builder, kind, a, b, s, _umax_reduce(builder, top)[0],
+                            builder.sitofp(builder.mul(k, n), f64), depth)
+        g.add_incoming(builder.add(g, k), gdone)
+        a.add_incoming(a2, gdone)
+        b.add_incoming(b2, gdone)
+        builder.branch(ghead)
+
+        builder.position_at_end(exit_)
+        return context.make_tuple(builder, sig.return_type, [a, b])
+
+    return codegen
+
+
+@intrinsic
+def _sum_unit_short(typingctx, buf, off, n, rows, rstride, tok):
+    """The bounded ``(a, b)`` state of ``rows`` runs ``buf[off + r*rstride : ... + n]``.
+
+    ``0 < n < 16``; in one set of vector lanes (see :func:`_unit_short_codegen`).
+    """
+    kind = _unit_kind(buf, tok)
+    if kind is None or not all(isinstance(t, types.Integer) for t in (off, n, rows, rstride)):
+        return None
+    sig = types.UniTuple(types.float64, 2)(buf, *(types.int64,) * 4, tok)
+    return sig, _unit_short_codegen(kind)
 
 
 @intrinsic
