@@ -234,12 +234,23 @@ RUNS_FEW_AS_ROWS_RUNS = 4
 #: outputs as its columns, a run's width apart, so every value it adds is
 #: gathered from a line of its own: (8, 16, 64, 128)[..., :8] over (2, 3)
 #: took 3-4x numpy's time, (65536, 32, 16)[..., :8] over (1, 2) float32
-#: 26.8-29.4 ms against numpy's 22.5-23.6 (8.8-9.4 ms as rows).  As rows,
-#: old and new alternating on two threads ((n, m, 16)[..., :w], n 256 to
-#: 65536, w 3 to 12): from 32 runs 0.15-1.01x the time in float32,
-#: 0.16-0.89x in float64, int32 and float16; at 16 runs float32 was up to
-#: 2.6x slower (the other types up to 1.5x), and at 4 most types were.
-RUNS_KRR_ROWS = 32
+#: 26.8-29.4 ms against numpy's 22.5-23.6 (8.8-9.4 ms as rows).  Both ways
+#: in one process, two threads, (n, m, 16)[..., :w] for n 1024, 16384 and
+#: 65536, w 3 to 15: at 16 runs int32, int64 and uint8 took 0.1-0.75x the
+#: time from memory (int64 (16384, 16, 16)[..., :12] 9.6 -> 1.7 ms, numpy
+#: 4.0), up to 1.33x in cache (uint8 with runs of 3, 24 -> 31 us); at 8
+#: runs up to 1.8x (uint8).
+RUNS_KRR_ROWS = 16
+#: Floats (float64, float32, float16, bfloat16) sum such runs in vector
+#: lanes emitted in the output loop (kernels.inner_two_short), and are rows
+#: from this many runs, or RUNS_KRR_ROWS_FLOAT_WIDE runs of RUNS_KRR_WIDE
+#: values or more.  The same grid: from 8 runs 0.05-1.0x the time, but for
+#: runs of 3 in float32 (1.08x) and bfloat16 (1.14-1.30x), from 4 runs of
+#: 5 or more 0.15-1.11x; 4 runs of 3 took up to 2.7x (bfloat16), 2 runs up
+#: to 1.5x.
+RUNS_KRR_ROWS_FLOAT = 8
+RUNS_KRR_ROWS_FLOAT_WIDE = 4
+RUNS_KRR_WIDE = 5
 
 _PATTERNS = {"R": "whole", "KR": "rows", "RK": "columns", "KRK": "krk", "RKR": "rkr", "": "whole"}
 
@@ -341,12 +352,14 @@ def normalize_axis(axis, ndim):
 
 
 def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_columns=True,
-              kept_order=None, flip_kept=False):
+              kept_order=None, flip_kept=False, floats=False):
     """Build the plan for normalised ``axes`` (see :func:`normalize_axis`).
 
     ``pairs`` treats each element as two storage values (complex as float
-    pairs).  Returns ``None`` when a stride is not a whole number of elements
-    (only ``numpy.lib.stride_tricks`` makes such views); the caller copies.
+    pairs); ``floats`` says the elements are real floats (see
+    RUNS_KRR_ROWS_FLOAT).  Returns ``None`` when a stride is not a whole
+    number of elements (only ``numpy.lib.stride_tricks`` makes such views);
+    the caller copies.
     ``group_columns=False`` keeps groups of columns as two kept dims (the
     ``fallback`` of a plan that has them).
 
@@ -491,7 +504,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
             # column loop, rows and columns swapped).
             if len(kept) > 1 or len(reduced) > 1:
                 family = "outer"
-                if (_runs_as_rows(kept, reduced, count, nout) and _block(merged) is None
+                if (_runs_as_rows(kept, reduced, count, nout, floats) and _block(merged) is None
                         and _runs_block(merged, count, nout) is None):
                     family = "inner"
             elif reduced[0][1] == 1 and kept[0][1:] == (reduced[0][0], 1):
@@ -504,7 +517,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
         # forwards instead, the kept dims read backwards are written
         # backwards, and reversed into the result after (Plan.flipped).
         return make_plan(shape, strides, itemsize, axes, keepdims, pairs, group_columns,
-                         kept_order, True)
+                         kept_order, True, floats)
     params = pack(start, count, kept, reduced, nout, group)
     folded = (
         (pattern, family) == ("columns", "outer") and not base  # RK: one kept, one reduced
@@ -522,7 +535,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
     if group > 1:
         run_step = 4
         fallback = make_plan(shape, strides, itemsize, axes, keepdims, pairs, False, kept_order,
-                             flip_kept)
+                             flip_kept, floats)
     permute = None
     if kept_order is not None or flipped:
         order = kept_axes if kept_order is None else kept_order
@@ -552,7 +565,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
         order = sorted(kept_axes, key=lambda d: -abs(el[d]))  # stable: ties keep axis order
         if order != kept_axes:
             other = make_plan(shape, strides, itemsize, axes, keepdims, pairs, group_columns,
-                              order, flip_kept)
+                              order, flip_kept, floats)
             if len(other.kept) < len(kept) or other.group > group:
                 return other
     return plan
@@ -653,10 +666,11 @@ def _runs_block(merged, count, nout):
     return columns, _merge_order(dest, place)
 
 
-def _runs_as_rows(kept, reduced, count, nout):
+def _runs_as_rows(kept, reduced, count, nout, floats):
     """Whether short runs over several reduced dims are summed as rows.
 
-    See RUNS_AS_ROWS_COLUMNS, and RUNS_KRR_ROWS where every kept dim lies outside them.
+    See RUNS_AS_ROWS_COLUMNS, and RUNS_KRR_ROWS (RUNS_KRR_ROWS_FLOAT for
+    ``floats``) where every kept dim lies outside them.
 
     Decided on the merged dims alone: the caller also checks that no block takes them.
     """
@@ -667,6 +681,9 @@ def _runs_as_rows(kept, reduced, count, nout):
     runs = count // width
     if abs(cstride) > max(abs(s) for _, s in reduced[:-1]):
         # every kept dim outside the reduced ones: each output's values lie together
+        if floats:
+            return runs >= RUNS_KRR_ROWS_FLOAT or (
+                runs >= RUNS_KRR_ROWS_FLOAT_WIDE and width >= RUNS_KRR_WIDE)
         return runs >= RUNS_KRR_ROWS
     if nout <= RUNS_FEW_AS_ROWS and count >= RUNS_AS_ROWS_VALUES and runs >= RUNS_FEW_AS_ROWS_RUNS:
         return True
@@ -757,12 +774,13 @@ _CACHE: dict = {}
 _CACHE_MAX = 4096
 
 
-def plan_for(shape, strides, itemsize, axes, keepdims, pairs=False):
+def plan_for(shape, strides, itemsize, axes, keepdims, pairs=False, floats=False):
     """Memoised :func:`make_plan`."""
-    key = (shape, strides, itemsize, axes, keepdims, pairs)
+    key = (shape, strides, itemsize, axes, keepdims, pairs, floats)
     plan = _CACHE.get(key)
     if plan is None:
         if len(_CACHE) >= _CACHE_MAX:
             _CACHE.clear()
-        plan = _CACHE[key] = make_plan(shape, strides, itemsize, axes, keepdims, pairs)
+        plan = _CACHE[key] = make_plan(shape, strides, itemsize, axes, keepdims, pairs,
+                                       floats=floats)
     return plan
