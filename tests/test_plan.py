@@ -211,6 +211,8 @@ def test_short_runs_over_several_reduced_dims_under_narrow_columns_are_rows(
     ((256, 4, 16), np.s_[..., :5], (1, 2), True, "inner"),  # or 4 runs of 5 values
     ((256, 4, 16), np.s_[..., :4], (1, 2), True, "outer"),
     ((256, 3, 16), np.s_[..., :12], (1, 2), True, "outer"),
+    ((256, 31, 16), np.s_[..., :2], (1, 2), True, "outer"),  # runs of two: from 32 runs
+    ((256, 32, 16), np.s_[..., :2], (1, 2), False, "inner"),
     ((300, 64, 64), np.s_[:, ::2, :8], (1, 2), False, "inner"),  # runs of every second row
     ((300, 64, 64), np.s_[:, :, :16:2], (1, 2), False, "outer"),  # runs of every second value
 ])
@@ -219,7 +221,8 @@ def test_short_runs_under_outer_kept_dims_are_rows_from_enough_runs(
     # KRR: every kept dim outside the reduced ones, so the column loop's
     # columns would be the outputs, a value from each a run's width apart:
     # rows of runs from RUNS_KRR_ROWS runs an output, RUNS_KRR_ROWS_FLOAT
-    # (or RUNS_KRR_ROWS_FLOAT_WIDE of RUNS_KRR_WIDE values) for floats
+    # (or RUNS_KRR_ROWS_FLOAT_WIDE of RUNS_KRR_WIDE values) for floats, and
+    # RUNS_KRR_ROWS_TWO for runs of two values
     p = _plan(np.empty(shape, np.float32)[view], axes, floats=floats)
     assert p.family == family
     assert len(p.reduced) == 2 and len(p.kept) == 1 and p.block is None
