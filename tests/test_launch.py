@@ -574,6 +574,23 @@ def test_short_runs_under_outer_kept_dims_go_by_outputs(spy, name):
         assert max(ulp_distance(g, w, result) for g, w in zip(got, want)) <= 1, v.shape
 
 
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16", "int32", "int64",
+                                  "uint8"])
+def test_short_runs_in_lanes_are_rows_from_fewer_runs(spy, name):
+    # KRR runs of 5 values, 8 an output: the dtypes that sum short runs in
+    # vector lanes (dispatch.Entry.lanes) take them as rows of runs from 8
+    # runs (plan.RUNS_KRR_ROWS_LANES), the others keep the column loop
+    # until 16.  Integer values: exact sums.
+    dt = BFLOAT16 if name == "bfloat16" else np.dtype(name)
+    v = (np.arange(256 * 8 * 16) % 61).astype(dt).reshape(256, 8, 16)[..., 2:7]
+    got = reducemean.mean(v, axis=(1, 2))
+    lanes = name not in ("int64", "uint8")
+    assert (spy[-1] == "inner_two_short") == lanes, spy[-1]
+    result = np.float64 if dt.kind in "iu" else dt
+    sums = v.astype(np.int64).sum(axis=(1, 2))
+    assert max(ulp_distance(g, Fraction(int(s), 40), result) for g, s in zip(got, sums)) <= 1
+
+
 def test_a_whole_reduction_of_several_runs_goes_in_pieces(spy):
     # One output over two reduced dims (a crop of a wider array): pieces of
     # its flat range, each summed a run of runs at a time, not the

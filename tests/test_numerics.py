@@ -355,11 +355,12 @@ def test_short_runs_sum_each_value_once(dtype, n):
     # through kernels.inner_two_short: float32 and 16-bit runs as windows
     # of four values clamped into the run, the values an earlier window
     # summed masked off, runs of 2 or 3 one window of clamped loads
-    # (numerics._unit_short_codegen); float64 in its own lanes; int32
-    # through run_rows.  40 runs an output make two blocks of whole runs
-    # from 13 values (BOUND_BLOCK).  Every value is a nonzero integer, so a
-    # value counted twice, dropped or read past a run (the view keeps two
-    # values either side) shows against the exact mean.  The outputs lie
+    # (numerics._unit_short_codegen), int32 in the same windows as int64
+    # lanes; float64 in its own lanes.  40 runs an output make two blocks
+    # of whole runs from 13 values (BOUND_BLOCK).  Every value is a nonzero
+    # integer, so a value counted twice, dropped or read past a run (the
+    # view keeps two values either side) shows against the exact mean.
+    # int32 values near +-2**31 would overflow an int32 sum.  The outputs lie
     # on two kept dims that do not merge (a crop of the second), so they
     # take the general offsets; two hold +-2**60 (+-2**15 in float16),
     # whose float64 sum loses the small values: only a bound that says so
@@ -368,6 +369,8 @@ def test_short_runs_sum_each_value_once(dtype, n):
     rng = np.random.default_rng(n)
     runs = 40
     x = rng.integers(1, 100, (24, 5, runs, 18)) * rng.choice([-1, 1], (24, 5, runs, 18))
+    if dtype == "int32":
+        x = x + np.sign(x) * (2**31 - 100)
     x = x.astype(np.float64)
     if dt.kind == "f" or dtype == "bfloat16":
         big = 2.0**15 if dtype == "float16" else 2.0**60

@@ -7,9 +7,9 @@ from reducemean.numpy_compat import AxisError
 from reducemean.plan import NARROW_KEPT_ACROSS_16, make_plan, normalize_axis, plan_for
 
 
-def _plan(a, axes, keepdims=False, pairs=False, floats=False):
+def _plan(a, axes, keepdims=False, pairs=False, lanes=False):
     return make_plan(a.shape, a.strides, a.itemsize, normalize_axis(axes, a.ndim), keepdims, pairs,
-                     floats=floats)
+                     lanes=lanes)
 
 
 @pytest.mark.parametrize(
@@ -202,11 +202,11 @@ def test_short_runs_over_several_reduced_dims_under_narrow_columns_are_rows(
     assert len(p.reduced) == 2
 
 
-@pytest.mark.parametrize("shape, view, axes, floats, family", [
+@pytest.mark.parametrize("shape, view, axes, lanes, family", [
     ((8, 16, 64, 128), np.s_[..., :8], (2, 3), False, "inner"),  # 64 runs an output
     ((256, 16, 16), np.s_[..., :3], (1, 2), False, "inner"),  # 16 runs
     ((256, 15, 16), np.s_[..., :3], (1, 2), False, "outer"),  # 15 runs: the column loop
-    ((256, 15, 16), np.s_[..., :3], (1, 2), True, "inner"),  # floats: from 8 runs
+    ((256, 15, 16), np.s_[..., :3], (1, 2), True, "inner"),  # in lanes: from 8 runs
     ((256, 7, 16), np.s_[..., :3], (1, 2), True, "outer"),
     ((256, 4, 16), np.s_[..., :5], (1, 2), True, "inner"),  # or 4 runs of 5 values
     ((256, 4, 16), np.s_[..., :4], (1, 2), True, "outer"),
@@ -217,13 +217,13 @@ def test_short_runs_over_several_reduced_dims_under_narrow_columns_are_rows(
     ((300, 64, 64), np.s_[:, :, :16:2], (1, 2), False, "outer"),  # runs of every second value
 ])
 def test_short_runs_under_outer_kept_dims_are_rows_from_enough_runs(
-        shape, view, axes, floats, family):
+        shape, view, axes, lanes, family):
     # KRR: every kept dim outside the reduced ones, so the column loop's
     # columns would be the outputs, a value from each a run's width apart:
-    # rows of runs from RUNS_KRR_ROWS runs an output, RUNS_KRR_ROWS_FLOAT
-    # (or RUNS_KRR_ROWS_FLOAT_WIDE of RUNS_KRR_WIDE values) for floats, and
-    # RUNS_KRR_ROWS_TWO for runs of two values
-    p = _plan(np.empty(shape, np.float32)[view], axes, floats=floats)
+    # rows of runs from RUNS_KRR_ROWS runs an output, RUNS_KRR_ROWS_LANES
+    # (or RUNS_KRR_ROWS_LANES_WIDE of RUNS_KRR_WIDE values) for the dtypes
+    # that sum them in vector lanes, and RUNS_KRR_ROWS_TWO for runs of two
+    p = _plan(np.empty(shape, np.float32)[view], axes, lanes=lanes)
     assert p.family == family
     assert len(p.reduced) == 2 and len(p.kept) == 1 and p.block is None
     assert abs(p.kept[0][1]) > max(abs(s) for _, s in p.reduced)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .numerics import BF16, EXACT, FLOAT32, HALF, NATIVE
+from .numerics import BF16, EXACT, F16C, FLOAT32, HALF, NATIVE
 
 __all__ = ["Entry", "entry_for", "is_bfloat16"]
 
@@ -31,10 +31,16 @@ class Entry:
     #: time per element of the other types, and their parallel kernels start
     #: paying at about half the size (``python -m reducemean.bench.threshold``).
     cost: int = field(init=False)
+    #: Whether short contiguous runs sum in vector lanes (numerics.run_rows_short):
+    #: real floats (float16 only with F16C) and int32.  Plans take such runs as
+    #: rows from fewer runs (plan.RUNS_KRR_ROWS_LANES).
+    lanes: bool = field(init=False)
 
     def __post_init__(self):
         wide = self.kind in ("float", "complex") and self.storage.itemsize == 8
         object.__setattr__(self, "cost", 2 if wide else 1)
+        lanes = self.kind == "float" and (self.dtype != np.float16 or F16C)
+        object.__setattr__(self, "lanes", lanes or self.dtype == np.int32)
 
     def token_for(self, result_dtype) -> np.ndarray:
         """The reader token for a result of ``result_dtype``.

@@ -41,11 +41,10 @@ def storage_view(a, plan, entry):
 
 def get_plan(a, axes, keepdims, entry):
     """The plan for ``a``; ``a`` is replaced by a copy when no plan can walk it."""
-    floats = entry.kind == "float"
-    plan = plan_for(a.shape, a.strides, a.itemsize, axes, keepdims, entry.pairs, floats)
+    plan = plan_for(a.shape, a.strides, a.itemsize, axes, keepdims, entry.pairs, entry.lanes)
     if plan is None:  # strides that are not whole elements
         a = np.ascontiguousarray(a)
-        plan = plan_for(a.shape, a.strides, a.itemsize, axes, keepdims, entry.pairs, floats)
+        plan = plan_for(a.shape, a.strides, a.itemsize, axes, keepdims, entry.pairs, entry.lanes)
     return a, plan
 
 

@@ -1431,9 +1431,9 @@ def _run_rows(buf, off, n, stride, rows, rstride, tok):
 def run_rows_short(buf, off, n, rows, rstride, tok):
     """:func:`run_rows` of contiguous runs of fewer than 16 values, emitted in the caller.
 
-    Plain float64 (:func:`_runs_lanes8_codegen`) and plain float32 and
-    16-bit sums (:func:`_unit_short_codegen`) are vector code of their own,
-    inlined; other reads call :func:`run_rows`.
+    Plain float64 (:func:`_runs_lanes8_codegen`) and plain float32, 16-bit
+    and int32 sums (:func:`_unit_short_codegen`) are vector code of their
+    own, inlined; other reads call :func:`run_rows`.
     """
 
 
@@ -1442,7 +1442,8 @@ def _run_rows_short(buf, off, n, rows, rstride, tok):
     if plain_f64(buf, tok):
         return lambda buf, off, n, rows, rstride, tok: _f64_lanes8_unit_runs(
             buf, off, 1, n, rows, rstride)
-    if _family(buf, tok) == "F" and _unit_kind(buf, tok) is not None:
+    if (_family(buf, tok) == "F" and _unit_kind(buf, tok) is not None) or (
+            _step2_kind(buf, tok) == "i32"):
         return lambda buf, off, n, rows, rstride, tok: _sum_unit_short(
             buf, off, n, rows, rstride, tok)
     return lambda buf, off, n, rows, rstride, tok: run_rows(buf, off, n, 1, rows, rstride, tok)
@@ -2431,19 +2432,26 @@ def _unit_short_codegen(kind):
     its lanes under ``4k`` (summed by the window before) are made -0.0.  A
     run of fewer than four values fills one window, value ``min(j, n -
     1)`` in lane ``j``, lanes from ``n`` made -0.0.  Bits are joined
-    unmasked, as in :func:`_unit_step`.  The windows a run needs are known
+    unmasked, as in :func:`_unit_step`.  ``i32`` (plain int32 reads) adds
+    the windows, zeros for the lanes masked, in int64 lanes, and gives the
+    integer state ``(0, sum)``, as the scalar int32 run sum does; its
+    blocks have no bound.  The windows a run needs are known
     from ``n`` alone, so their branches are taken the same way each run.
     Before, each block was a call of a loop that added a value at a time
     (a chain of dependent adds): float32 (16384, 4, 16)[..., :3] over (1,
     2) as rows of runs, one thread, took 650 us in kernels.inner_two, 510
     us so (270 us in kernels.inner_two_short, which emits this in its loop).
     """
-    elem, size, _, word, _ = _unit_layout(kind)
+    integer = kind == "i32"
+    elem, size, _, word, _ = (_I32_T, 4, 8, _I32_T, None) if integer else _unit_layout(kind)
     f64 = ir.DoubleType()
     i64 = ir.IntType(64)
     w4 = ir.VectorType(word, 4)
     l4 = ir.VectorType(_I32_T, 4)
-    negzero = ir.Constant(w4, [1 << (8 * size - 1)] * 4)
+    acc_t = ir.VectorType(i64, 4) if integer else _V4
+    state_t = i64 if integer else f64
+    # what a masked lane adds: 0, or -0.0 (x + -0.0 is x, and keeps -0.0)
+    negzero = ir.Constant(w4, [0 if integer else 1 << (8 * size - 1)] * 4)
     lanes = ir.Constant(l4, [0, 1, 2, 3])
 
     def splat(builder, x):
@@ -2452,9 +2460,12 @@ def _unit_short_codegen(kind):
             _I32_T, 0)), ir.Constant(l4, None), ir.Constant(l4, [0] * 4))
 
     def widen(builder, raw, keep):
-        # lanes not kept made -0.0 (x + -0.0 is x), then widened
+        # lanes not kept made -0.0 (or 0), then widened
         kept = builder.select(keep, raw, negzero)
         return _step2_widen(builder, kind, builder.bitcast(kept, ir.VectorType(elem, 4)))
+
+    def join(builder, top, raw):  # (integers have no bound)
+        return top if integer else _umax(builder, top, raw)
 
     def codegen(context, builder, sig, args):
         ary = context.make_array(sig.args[0])(context, builder, args[0])
@@ -2491,9 +2502,9 @@ def _unit_short_codegen(kind):
         builder.branch(ghead)
         builder.position_at_end(ghead)  # run g; the state so far
         g = builder.phi(i64)
-        a = builder.phi(f64)
-        b = builder.phi(f64)
-        for phi, x in ((g, c0), (a, ir.Constant(f64, 0.0)), (b, ir.Constant(f64, 0.0))):
+        a = builder.phi(state_t)
+        b = builder.phi(state_t)
+        for phi, x in ((g, c0), (a, ir.Constant(state_t, 0)), (b, ir.Constant(state_t, 0))):
             phi.add_incoming(x, entry)
         builder.cbranch(builder.icmp_signed("<", g, rows), gbody, exit_)
 
@@ -2505,9 +2516,9 @@ def _unit_short_codegen(kind):
         builder.position_at_end(rhead)  # the block's runs
         r = builder.phi(i64)
         r.add_incoming(c0, gbody)
-        acc = [builder.phi(_V4) for _ in range(4)]
+        acc = [builder.phi(acc_t) for _ in range(4)]
         for phi in acc:
-            phi.add_incoming(ir.Constant(_V4, None), gbody)
+            phi.add_incoming(ir.Constant(acc_t, None), gbody)
         top = builder.phi(w4)
         top.add_incoming(ir.Constant(w4, None), gbody)
         builder.cbranch(builder.icmp_signed("<", r, k), rbody, gdone)
@@ -2521,8 +2532,9 @@ def _unit_short_codegen(kind):
         for j, p in enumerate(picks):
             raw = builder.insert_element(raw, builder.load(builder.gep(base, [p]), align=align),
                                          ir.Constant(_I32_T, j))
-        few_acc = builder.fadd(acc[0], widen(builder, raw, few_keep))
-        few_top = _umax(builder, top, raw)
+        add = builder.add if integer else builder.fadd
+        few_acc = add(acc[0], widen(builder, raw, few_keep))
+        few_top = join(builder, top, raw)
         builder.branch(rnext)
 
         ends = []  # (block, accumulators, top) where a run's windows end
@@ -2532,8 +2544,8 @@ def _unit_short_codegen(kind):
             raw = builder.load(builder.bitcast(builder.gep(base, [starts[kk]]), w4.as_pointer()),
                                align=align)
             cur = list(cur)
-            cur[kk] = builder.fadd(cur[kk], widen(builder, raw, keeps[kk]))
-            ctop = _umax(builder, ctop, raw)
+            cur[kk] = add(cur[kk], widen(builder, raw, keeps[kk]))
+            ctop = join(builder, ctop, raw)
             if kk < 3:
                 builder.cbranch(builder.icmp_signed(">", n, ir.Constant(i64, 4 * (kk + 1))),
                                 (w1, w2, w3)[kk], rnext)
@@ -2543,7 +2555,7 @@ def _unit_short_codegen(kind):
 
         builder.position_at_end(rnext)
         for q in range(4):
-            phi = builder.phi(_V4)
+            phi = builder.phi(acc_t)
             phi.add_incoming(few_acc if q == 0 else acc[q], few)
             for blk, vals, _ in ends:
                 phi.add_incoming(vals[q], blk)
@@ -2557,14 +2569,17 @@ def _unit_short_codegen(kind):
         builder.branch(rhead)
 
         builder.position_at_end(gdone)  # the block into the state
-        v = builder.fadd(builder.fadd(acc[0], acc[1]), builder.fadd(acc[2], acc[3]))
-        v = builder.fadd(_lanes(builder, v, [0, 1]), _lanes(builder, v, [2, 3]))
-        s = builder.fadd(builder.extract_element(v, ir.Constant(_I32_T, 0)),
-                         builder.extract_element(v, ir.Constant(_I32_T, 1)))
-        # a lane's adds: one a run, then the four levels that join the lanes
-        depth = builder.sitofp(builder.add(k, c4), f64)
-        a2, b2 = _add_block(builder, kind, a, b, s, _umax_reduce(builder, top)[0],
-                            builder.sitofp(builder.mul(k, n), f64), depth)
+        v = add(add(acc[0], acc[1]), add(acc[2], acc[3]))
+        v = add(_lanes(builder, v, [0, 1]), _lanes(builder, v, [2, 3]))
+        s = add(builder.extract_element(v, ir.Constant(_I32_T, 0)),
+                builder.extract_element(v, ir.Constant(_I32_T, 1)))
+        if integer:  # the sum is the low word (to_int and merge carry it)
+            a2, b2 = a, builder.add(b, s)
+        else:
+            # a lane's adds: one a run, then the four levels that join the lanes
+            depth = builder.sitofp(builder.add(k, c4), f64)
+            a2, b2 = _add_block(builder, kind, a, b, s, _umax_reduce(builder, top)[0],
+                                builder.sitofp(builder.mul(k, n), f64), depth)
         g.add_incoming(builder.add(g, k), gdone)
         a.add_incoming(a2, gdone)
         b.add_incoming(b2, gdone)
@@ -2581,11 +2596,14 @@ def _sum_unit_short(typingctx, buf, off, n, rows, rstride, tok):
     """The bounded ``(a, b)`` state of ``rows`` runs ``buf[off + r*rstride : ... + n]``.
 
     ``0 < n < 16``; in one set of vector lanes (see :func:`_unit_short_codegen`).
+    Plain int32 reads give the integer state ``(0, sum)``.
     """
-    kind = _unit_kind(buf, tok)
-    if kind is None or not all(isinstance(t, types.Integer) for t in (off, n, rows, rstride)):
+    kind = _step2_kind(buf, tok)
+    if kind not in ("f32", "bf16", "f16", "i32") or not all(
+            isinstance(t, types.Integer) for t in (off, n, rows, rstride)):
         return None
-    sig = types.UniTuple(types.float64, 2)(buf, *(types.int64,) * 4, tok)
+    state = types.int64 if kind == "i32" else types.float64
+    sig = types.UniTuple(state, 2)(buf, *(types.int64,) * 4, tok)
     return sig, _unit_short_codegen(kind)
 
 

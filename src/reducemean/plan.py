@@ -241,15 +241,16 @@ RUNS_FEW_AS_ROWS_RUNS = 4
 #: 4.0), up to 1.33x in cache (uint8 with runs of 3, 24 -> 31 us); at 8
 #: runs up to 1.8x (uint8).
 RUNS_KRR_ROWS = 16
-#: Floats (float64, float32, float16, bfloat16) sum such runs in vector
-#: lanes emitted in the output loop (kernels.inner_two_short), and are rows
-#: from this many runs, or RUNS_KRR_ROWS_FLOAT_WIDE runs of RUNS_KRR_WIDE
-#: values or more.  The same grid: from 8 runs 0.05-1.0x the time, but for
-#: runs of 3 in float32 (1.08x) and bfloat16 (1.14-1.30x), from 4 runs of
-#: 5 or more 0.15-1.11x; 4 runs of 3 took up to 2.7x (bfloat16), 2 runs up
-#: to 1.5x.
-RUNS_KRR_ROWS_FLOAT = 8
-RUNS_KRR_ROWS_FLOAT_WIDE = 4
+#: Dtypes that sum such runs in vector lanes emitted in the output loop
+#: (kernels.inner_two_short: float64, float32, float16, bfloat16, int32;
+#: dispatch.Entry.lanes) are rows from this many runs, or
+#: RUNS_KRR_ROWS_LANES_WIDE runs of RUNS_KRR_WIDE values or more.  The same
+#: grid: from 8 runs 0.05-1.0x the time, but for runs of 3 in float32
+#: (1.08x), bfloat16 (1.14-1.30x) and int32 (1.06x), from 4 runs of 5 or
+#: more 0.15-1.11x; 4 runs of 3 took up to 2.7x (bfloat16), 2 runs up to
+#: 1.5x.
+RUNS_KRR_ROWS_LANES = 8
+RUNS_KRR_ROWS_LANES_WIDE = 4
 RUNS_KRR_WIDE = 5
 #: Runs of two values are rows from this many runs, whatever the dtype: at
 #: 8 and 16 runs (n 256, 4096 and 65536) rows took 1.1-2.1x the column
@@ -357,12 +358,12 @@ def normalize_axis(axis, ndim):
 
 
 def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_columns=True,
-              kept_order=None, flip_kept=False, floats=False):
+              kept_order=None, flip_kept=False, lanes=False):
     """Build the plan for normalised ``axes`` (see :func:`normalize_axis`).
 
     ``pairs`` treats each element as two storage values (complex as float
-    pairs); ``floats`` says the elements are real floats (see
-    RUNS_KRR_ROWS_FLOAT).  Returns ``None`` when a stride is not a whole
+    pairs); ``lanes`` says the dtype's short contiguous runs sum in vector
+    lanes (see RUNS_KRR_ROWS_LANES).  Returns ``None`` when a stride is not a whole
     number of elements (only ``numpy.lib.stride_tricks`` makes such views);
     the caller copies.
     ``group_columns=False`` keeps groups of columns as two kept dims (the
@@ -509,7 +510,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
             # column loop, rows and columns swapped).
             if len(kept) > 1 or len(reduced) > 1:
                 family = "outer"
-                if (_runs_as_rows(kept, reduced, count, nout, floats) and _block(merged) is None
+                if (_runs_as_rows(kept, reduced, count, nout, lanes) and _block(merged) is None
                         and _runs_block(merged, count, nout) is None):
                     family = "inner"
             elif reduced[0][1] == 1 and kept[0][1:] == (reduced[0][0], 1):
@@ -522,7 +523,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
         # forwards instead, the kept dims read backwards are written
         # backwards, and reversed into the result after (Plan.flipped).
         return make_plan(shape, strides, itemsize, axes, keepdims, pairs, group_columns,
-                         kept_order, True, floats)
+                         kept_order, True, lanes)
     params = pack(start, count, kept, reduced, nout, group)
     folded = (
         (pattern, family) == ("columns", "outer") and not base  # RK: one kept, one reduced
@@ -540,7 +541,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
     if group > 1:
         run_step = 4
         fallback = make_plan(shape, strides, itemsize, axes, keepdims, pairs, False, kept_order,
-                             flip_kept, floats)
+                             flip_kept, lanes)
     permute = None
     if kept_order is not None or flipped:
         order = kept_axes if kept_order is None else kept_order
@@ -570,7 +571,7 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
         order = sorted(kept_axes, key=lambda d: -abs(el[d]))  # stable: ties keep axis order
         if order != kept_axes:
             other = make_plan(shape, strides, itemsize, axes, keepdims, pairs, group_columns,
-                              order, flip_kept, floats)
+                              order, flip_kept, lanes)
             if len(other.kept) < len(kept) or other.group > group:
                 return other
     return plan
@@ -671,11 +672,11 @@ def _runs_block(merged, count, nout):
     return columns, _merge_order(dest, place)
 
 
-def _runs_as_rows(kept, reduced, count, nout, floats):
+def _runs_as_rows(kept, reduced, count, nout, lanes):
     """Whether short runs over several reduced dims are summed as rows.
 
-    See RUNS_AS_ROWS_COLUMNS, and RUNS_KRR_ROWS (RUNS_KRR_ROWS_FLOAT for
-    ``floats``) where every kept dim lies outside them.
+    See RUNS_AS_ROWS_COLUMNS, and RUNS_KRR_ROWS (RUNS_KRR_ROWS_LANES for
+    ``lanes``) where every kept dim lies outside them.
 
     Decided on the merged dims alone: the caller also checks that no block takes them.
     """
@@ -688,9 +689,9 @@ def _runs_as_rows(kept, reduced, count, nout, floats):
         # every kept dim outside the reduced ones: each output's values lie together
         if width < 3:
             return runs >= RUNS_KRR_ROWS_TWO
-        if floats:
-            return runs >= RUNS_KRR_ROWS_FLOAT or (
-                runs >= RUNS_KRR_ROWS_FLOAT_WIDE and width >= RUNS_KRR_WIDE)
+        if lanes:
+            return runs >= RUNS_KRR_ROWS_LANES or (
+                runs >= RUNS_KRR_ROWS_LANES_WIDE and width >= RUNS_KRR_WIDE)
         return runs >= RUNS_KRR_ROWS
     if nout <= RUNS_FEW_AS_ROWS and count >= RUNS_AS_ROWS_VALUES and runs >= RUNS_FEW_AS_ROWS_RUNS:
         return True
@@ -781,13 +782,13 @@ _CACHE: dict = {}
 _CACHE_MAX = 4096
 
 
-def plan_for(shape, strides, itemsize, axes, keepdims, pairs=False, floats=False):
+def plan_for(shape, strides, itemsize, axes, keepdims, pairs=False, lanes=False):
     """Memoised :func:`make_plan`."""
-    key = (shape, strides, itemsize, axes, keepdims, pairs, floats)
+    key = (shape, strides, itemsize, axes, keepdims, pairs, lanes)
     plan = _CACHE.get(key)
     if plan is None:
         if len(_CACHE) >= _CACHE_MAX:
             _CACHE.clear()
         plan = _CACHE[key] = make_plan(shape, strides, itemsize, axes, keepdims, pairs,
-                                       floats=floats)
+                                       lanes=lanes)
     return plan
