@@ -882,6 +882,14 @@ def _lanes(builder, v, idx):
     return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), len(idx)), idx))
 
 
+def _acc_halves(builder, acc, add):
+    """Four 4-lane accumulators added (``add``: IR fadd or add) down to two
+    scalars: the sums of their even lanes and of their odd ones."""
+    v = add(add(acc[0], acc[1]), add(acc[2], acc[3]))
+    v = add(_lanes(builder, v, [0, 1]), _lanes(builder, v, [2, 3]))
+    return [builder.extract_element(v, ir.Constant(ir.IntType(32), k)) for k in (0, 1)]
+
+
 def _lanes8_codegen(rows, parts=1, step=1, strided=False):
     """Code for :func:`_f64_lanes8` over ``rows`` runs of the same length, in one loop.
 
@@ -1336,38 +1344,41 @@ def _rows_block_f(buf, off, n, rows, rstride, tok):
     return s, t
 
 
-# Inlined (and _rows_f_long): as functions called, a first float32 call of
+# Inlined (and _rows_f_lanes): as functions called, a first float32 call of
 # (101, 3, 409) over (0, 2) ran 7.30 G instructions (callgrind, one
 # thread), inlined 6.81 G.
 @njit(inline="always", **_HELPER)
 def _rows_f(buf, off, n, stride, rows, rstride, tok):
-    # runs of 16 values or more in steps of 16 across the runs, shorter
-    # ones in windows of four (_unit_short_codegen)
+    return _rows_f_lanes(buf, off, n, rows, rstride, tok)
+
+
+def _rows_f_lanes(buf, off, n, rows, rstride, tok):
+    """The bounded state of ``rows`` contiguous runs of ``n`` values.
+
+    Runs of 16 values or more in steps of 16 across the runs
+    (:func:`_unit_runs_codegen`), shorter ones in windows of four
+    (:func:`_unit_short_codegen`).
+    """
+
+
+@overload(_rows_f_lanes, jit_options=_OVERLOAD_OPTS, inline="always")
+def _rows_f_lanes_impl(buf, off, n, rows, rstride, tok):
+    if _unit_kind(buf, tok) is None:  # float16 without F16C
+        return _rows_f_scalar
+
+    def lanes(buf, off, n, rows, rstride, tok):
+        if n >= 16:
+            return _sum_unit_runs(buf, off, n, rows, rstride, tok)
+        return _sum_unit_short(buf, off, n, rows, rstride, tok)
+
+    return lanes
+
+
+@register_jitable
+def _rows_f_scalar(buf, off, n, rows, rstride, tok):
     if n >= 16:
-        return _rows_f_long(buf, off, n, rows, rstride, tok)
-    return _rows_f_short(buf, off, n, rows, rstride, tok)
-
-
-def _rows_f_long(buf, off, n, rows, rstride, tok):
-    """The bounded state of ``rows`` contiguous runs of ``n`` values, 16 or more."""
-
-
-@overload(_rows_f_long, jit_options=_OVERLOAD_OPTS, inline="always")
-def _rows_f_long_impl(buf, off, n, rows, rstride, tok):
-    if _unit_kind(buf, tok) is None:  # float16 without F16C
-        return _rows_f_each
-    return lambda buf, off, n, rows, rstride, tok: _sum_unit_runs(buf, off, n, rows, rstride, tok)
-
-
-def _rows_f_short(buf, off, n, rows, rstride, tok):
-    """The bounded state of ``rows`` contiguous runs of ``n`` values, fewer than 16."""
-
-
-@overload(_rows_f_short, jit_options=_OVERLOAD_OPTS, inline="always")
-def _rows_f_short_impl(buf, off, n, rows, rstride, tok):
-    if _unit_kind(buf, tok) is None:  # float16 without F16C
-        return _rows_f_blocks
-    return lambda buf, off, n, rows, rstride, tok: _sum_unit_short(buf, off, n, rows, rstride, tok)
+        return _rows_f_each(buf, off, n, rows, rstride, tok)
+    return _rows_f_blocks(buf, off, n, rows, rstride, tok)
 
 
 @register_jitable
@@ -2167,9 +2178,7 @@ def _unit_codegen(kind, parts=False, rows=1):
         vsums, vtops = [], []
         for r in range(rows):
             ac = acc[4 * r:4 * r + 4]
-            v = builder.fadd(builder.fadd(ac[0], ac[1]), builder.fadd(ac[2], ac[3]))
-            v = builder.fadd(_lanes(builder, v, [0, 1]), _lanes(builder, v, [2, 3]))
-            lanes = [builder.extract_element(v, ir.Constant(_I32_T, k)) for k in (0, 1)]
+            lanes = _acc_halves(builder, ac, builder.fadd)
             vsums.append(lanes if parts else [builder.fadd(*lanes)])
             vtops.append(_umax_reduce(builder, tops[r], np_))
         vend = builder.shl(vsteps, ir.Constant(i64, 4))
@@ -2349,10 +2358,7 @@ def _unit_runs_codegen(kind):
         builder.branch(rhead)
 
         builder.position_at_end(gdone)  # the block into the state
-        v = builder.fadd(builder.fadd(acc[0], acc[1]), builder.fadd(acc[2], acc[3]))
-        v = builder.fadd(_lanes(builder, v, [0, 1]), _lanes(builder, v, [2, 3]))
-        s = builder.fadd(builder.extract_element(v, ir.Constant(_I32_T, 0)),
-                         builder.extract_element(v, ir.Constant(_I32_T, 1)))
+        s = builder.fadd(*_acc_halves(builder, acc, builder.fadd))
         # a lane's adds: one a step of each run, then the four levels that join the lanes
         per_run = builder.add(steps, builder.zext(builder.icmp_signed("!=", rem, c0), i64))
         depth = builder.sitofp(builder.add(builder.mul(r, per_run), c4), f64)
@@ -2569,10 +2575,7 @@ def _unit_short_codegen(kind):
         builder.branch(rhead)
 
         builder.position_at_end(gdone)  # the block into the state
-        v = add(add(acc[0], acc[1]), add(acc[2], acc[3]))
-        v = add(_lanes(builder, v, [0, 1]), _lanes(builder, v, [2, 3]))
-        s = add(builder.extract_element(v, ir.Constant(_I32_T, 0)),
-                builder.extract_element(v, ir.Constant(_I32_T, 1)))
+        s = add(*_acc_halves(builder, acc, add))
         if integer:  # the sum is the low word (to_int and merge carry it)
             a2, b2 = a, builder.add(b, s)
         else:

@@ -236,10 +236,10 @@ RUNS_FEW_AS_ROWS_RUNS = 4
 #: took 3-4x numpy's time, (65536, 32, 16)[..., :8] over (1, 2) float32
 #: 26.8-29.4 ms against numpy's 22.5-23.6 (8.8-9.4 ms as rows).  Both ways
 #: in one process, two threads, (n, m, 16)[..., :w] for n 1024, 16384 and
-#: 65536, w 3 to 15: at 16 runs int32, int64 and uint8 took 0.1-0.75x the
-#: time from memory (int64 (16384, 16, 16)[..., :12] 9.6 -> 1.7 ms, numpy
-#: 4.0), up to 1.33x in cache (uint8 with runs of 3, 24 -> 31 us); at 8
-#: runs up to 1.8x (uint8).
+#: 65536, w 3 to 15: at 16 runs int64 and uint8 (and int32, before its runs
+#: took vector lanes) took 0.1-0.75x the time from memory (int64 (16384,
+#: 16, 16)[..., :12] 9.6 -> 1.7 ms, numpy 4.0), up to 1.33x in cache (uint8
+#: with runs of 3, 24 -> 31 us); at 8 runs up to 1.8x (uint8).
 RUNS_KRR_ROWS = 16
 #: Dtypes that sum such runs in vector lanes emitted in the output loop
 #: (kernels.inner_two_short: float64, float32, float16, bfloat16, int32;
