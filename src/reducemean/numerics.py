@@ -882,6 +882,14 @@ def _lanes(builder, v, idx):
     return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), len(idx)), idx))
 
 
+def _splat(builder, x, count):
+    """The int64 ``x`` as int32 in each of ``count`` lanes (lane numbers to compare against)."""
+    t = ir.VectorType(_I32_T, count)
+    x = builder.insert_element(ir.Constant(t, None), builder.trunc(x, _I32_T),
+                               ir.Constant(_I32_T, 0))
+    return builder.shuffle_vector(x, ir.Constant(t, None), ir.Constant(t, [0] * count))
+
+
 def _acc_halves(builder, acc, add):
     """Four 4-lane accumulators added (``add``: IR fadd or add) down to two
     scalars: the sums of their even lanes and of their odd ones."""
@@ -2033,10 +2041,12 @@ def _no_unroll(builder, branch):
 
 
 def _unit_layout(kind):
-    """The storage of :func:`_unit_codegen`'s ``kind``: element type and bytes,
-    elements a 32-byte vector holds, and the integer types of an element's
-    and of a vector's bits."""
-    elem, size = (ir.FloatType(), 4) if kind == "f32" else (ir.IntType(16), 2)
+    """The storage of :func:`_unit_codegen`'s ``kind`` (and ``i32``, of
+    :func:`_unit_short_codegen`): element type and bytes, elements a 32-byte
+    vector holds, and the integer types of an element's and of a vector's
+    bits."""
+    elem, size = ((ir.FloatType(), 4) if kind == "f32" else (_I32_T, 4) if kind == "i32"
+                  else (ir.IntType(16), 2))
     width = 32 // size
     word = ir.IntType(8 * size)
     return elem, size, width, word, ir.VectorType(word, width)
@@ -2260,7 +2270,6 @@ def _unit_runs_codegen(kind):
     elem, size, width, _, bits = _unit_layout(kind)
     f64 = ir.DoubleType()
     i64 = ir.IntType(64)
-    lanes_t = ir.VectorType(_I32_T, width)
 
     def codegen(context, builder, sig, args):
         ary = context.make_array(sig.args[0])(context, builder, args[0])
@@ -2295,10 +2304,7 @@ def _unit_runs_codegen(kind):
         steps = builder.ashr(m, c4)
         rem = builder.and_(m, c15)
         # the last step's lane j holds value m - 16 + j, summed already for j < 16 - rem
-        cut = builder.trunc(builder.sub(c16, rem), _I32_T)
-        cut = builder.shuffle_vector(
-            builder.insert_element(ir.Constant(lanes_t, None), cut, ir.Constant(_I32_T, 0)),
-            ir.Constant(lanes_t, None), ir.Constant(lanes_t, [0] * width))
+        cut = _splat(builder, builder.sub(c16, rem), width)
         more = builder.sub(rows, g)
         builder.branch(rhead)
 
@@ -2449,21 +2455,15 @@ def _unit_short_codegen(kind):
     us so (270 us in kernels.inner_two_short, which emits this in its loop).
     """
     integer = kind == "i32"
-    elem, size, _, word, _ = (_I32_T, 4, 8, _I32_T, None) if integer else _unit_layout(kind)
+    elem, size, _, word, _ = _unit_layout(kind)
     f64 = ir.DoubleType()
     i64 = ir.IntType(64)
     w4 = ir.VectorType(word, 4)
-    l4 = ir.VectorType(_I32_T, 4)
     acc_t = ir.VectorType(i64, 4) if integer else _V4
     state_t = i64 if integer else f64
     # what a masked lane adds: 0, or -0.0 (x + -0.0 is x, and keeps -0.0)
     negzero = ir.Constant(w4, [0 if integer else 1 << (8 * size - 1)] * 4)
-    lanes = ir.Constant(l4, [0, 1, 2, 3])
-
-    def splat(builder, x):
-        x = builder.trunc(x, _I32_T)
-        return builder.shuffle_vector(builder.insert_element(ir.Constant(l4, None), x, ir.Constant(
-            _I32_T, 0)), ir.Constant(l4, None), ir.Constant(l4, [0] * 4))
+    lanes = ir.Constant(ir.VectorType(_I32_T, 4), [0, 1, 2, 3])
 
     def widen(builder, raw, keep):
         # lanes not kept made -0.0 (or 0), then widened
@@ -2494,11 +2494,11 @@ def _unit_short_codegen(kind):
         last = builder.sub(n, c4)
         starts = [builder.select(builder.icmp_signed("<", ir.Constant(i64, 4 * k), last),
                                  ir.Constant(i64, 4 * k), last) for k in range(4)]
-        keeps = [builder.icmp_signed(">=", lanes, splat(builder, builder.sub(ir.Constant(
-            i64, 4 * k), s))) for k, s in enumerate(starts)]
+        keeps = [builder.icmp_signed(">=", lanes, _splat(builder, builder.sub(ir.Constant(
+            i64, 4 * k), s), 4)) for k, s in enumerate(starts)]
         picks = [builder.select(builder.icmp_signed("<", ir.Constant(i64, j), n),
                                 ir.Constant(i64, j), builder.sub(n, c1)) for j in range(4)]
-        few_keep = builder.icmp_signed("<", lanes, splat(builder, n))  # lane j: value min(j, n - 1)
+        few_keep = builder.icmp_signed("<", lanes, _splat(builder, n, 4))  # lane j: value min(j, n - 1)
         entry = builder.basic_block
         names = ("ghead", "gbody", "rhead", "rbody", "few", "w0", "w1", "w2", "w3", "rnext",
                  "gdone", "exit")
