@@ -591,6 +591,36 @@ def test_short_runs_in_lanes_are_rows_from_fewer_runs(spy, name):
     assert max(ulp_distance(g, Fraction(int(s), 40), result) for g, s in zip(got, sums)) <= 1
 
 
+@pytest.mark.parametrize("name, shape, w, rows", [
+    ("float32", (257, 2, 2048), 9, True),  # 2 runs, 72 bytes an output, 4 MiB
+    ("float32", (255, 2, 2048), 9, False),  # under 4 MiB: the column loop
+    ("float32", (257, 2, 2048), 8, False),  # 64 bytes an output
+    ("float64", (129, 3, 2048), 5, True),
+    ("float64", (129, 3, 2048), 4, False),  # runs of 4: not wide
+    ("bfloat16", (520, 3, 2048), 11, True),
+    ("int32", (257, 2, 2048), 12, True),
+    ("int64", (257, 4, 2048), 5, True),  # others from 16 MiB and 4 runs
+    ("int64", (257, 3, 2048), 8, False),
+    ("int64", (255, 4, 2048), 5, False),
+    ("uint8", (257, 8, 8192), 9, True),
+])
+def test_short_runs_past_the_caches_are_rows_from_fewer_runs(spy, name, shape, w, rows):
+    # KRR runs below the run counts above (plan.RUNS_KRR_ROWS*) are rows
+    # when the input spans RUNS_KRR_SPAN bytes (RUNS_KRR_SPAN_OTHER for
+    # dtypes not in lanes) and each output holds more than
+    # RUNS_KRR_OUT_BYTES of runs of RUNS_KRR_WIDE values or more.
+    # Integer values: exact sums.
+    dt = BFLOAT16 if name == "bfloat16" else np.dtype(name)
+    x = (np.arange(int(np.prod(shape))) % 61).astype(dt).reshape(shape)
+    v = x[..., 3:3 + w]
+    got = reducemean.mean(v, axis=(1, 2))
+    assert spy[-1].startswith("inner_two_short") == rows, spy[-1]
+    result = np.float64 if dt.kind in "iu" else dt
+    sums = v.astype(np.int64).sum(axis=(1, 2))
+    n = shape[1] * w
+    assert max(ulp_distance(g, Fraction(int(s), n), result) for g, s in zip(got, sums)) <= 1
+
+
 def test_a_whole_reduction_of_several_runs_goes_in_pieces(spy):
     # One output over two reduced dims (a crop of a wider array): pieces of
     # its flat range, each summed a run of runs at a time, not the

@@ -229,6 +229,25 @@ def test_short_runs_under_outer_kept_dims_are_rows_from_enough_runs(
     assert abs(p.kept[0][1]) > max(abs(s) for _, s in p.reduced)
 
 
+@pytest.mark.parametrize("dtype, shape, w, lanes, family", [
+    (np.float32, (65536, 2, 16), 15, True, "inner"),  # 8 MiB: from 2 runs
+    (np.float32, (16384, 2, 16), 15, True, "outer"),  # 2 MiB
+    (np.float32, (65536, 2, 16), 8, True, "outer"),  # 64 bytes an output
+    (np.float32, (65536, 3, 16), 4, True, "outer"),  # runs of 4
+    (np.float64, (65536, 2, 16), 5, True, "inner"),
+    (np.int64, (65536, 4, 16), 5, False, "inner"),  # 32 MiB: from 4 runs
+    (np.int64, (65536, 3, 16), 15, False, "outer"),
+    (np.int64, (16384, 4, 16), 5, False, "outer"),  # 8 MiB
+])
+def test_short_runs_past_the_caches_are_rows_from_fewer_runs(dtype, shape, w, lanes, family):
+    # KRR runs of RUNS_KRR_WIDE values or more, more than RUNS_KRR_OUT_BYTES
+    # an output, in an input of RUNS_KRR_SPAN bytes (RUNS_KRR_SPAN_OTHER
+    # without lanes): rows from 2 runs (RUNS_KRR_RUNS_OTHER)
+    p = _plan(np.empty(shape, dtype)[..., :w], (1, 2), lanes=lanes)
+    assert p.family == family
+    assert len(p.reduced) == 2 and len(p.kept) == 1 and p.block is None
+
+
 @pytest.mark.parametrize("shape, view, axes", [
     ((2, 3, 4), np.s_[:, :, :0], (0, 2)),  # empty runs
     ((0, 19, 7), np.s_[:, :, ::2], (0, 2)),  # no runs

@@ -257,6 +257,22 @@ RUNS_KRR_WIDE = 5
 #: loop's time held in cache in float32, float64 and int32 (float16
 #: 0.66-1.08x), and 0.4-0.8x from memory but float64 at 8 runs (1.44x).
 RUNS_KRR_ROWS_TWO = 32
+#: Past the caches the column loop's gathers cost more, so from
+#: RUNS_KRR_SPAN bytes of input (RUNS_KRR_SPAN_OTHER for dtypes not in
+#: lanes) fewer runs are rows too: runs of RUNS_KRR_WIDE values or more
+#: whose outputs hold more than RUNS_KRR_OUT_BYTES bytes each, from 2 runs
+#: (RUNS_KRR_RUNS_OTHER for dtypes not in lanes).  Both ways in one
+#: process, two threads, (n, m, 16)[..., :w] over (1, 2) of 2 to 64 MiB:
+#: lanes dtypes at 2 and 3 runs from 4 MiB 0.18-0.91x the time (float32
+#: (524288, 2, 16)[..., :15] 12.8 -> 7.9 ms), up to 1.9x at 2 MiB (float32
+#: 3 runs of 7); at 64 bytes an output or fewer up to 1.8x (bfloat16 2
+#: runs of 5-12, a store per 20-24 bytes; int32 2 runs of 8 1.05-1.25x).
+#: int64, int16 and uint8 from 16 MiB at 4 to 8 runs 0.32-0.99x (int8 8
+#: runs of 9 1.04x); int64 at 8 MiB up to 3.4x, at 2 runs up to 2x.
+RUNS_KRR_SPAN = 4 << 20
+RUNS_KRR_SPAN_OTHER = 16 << 20
+RUNS_KRR_OUT_BYTES = 64
+RUNS_KRR_RUNS_OTHER = 4
 
 _PATTERNS = {"R": "whole", "KR": "rows", "RK": "columns", "KRK": "krk", "RKR": "rkr", "": "whole"}
 
@@ -510,7 +526,8 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
             # column loop, rows and columns swapped).
             if len(kept) > 1 or len(reduced) > 1:
                 family = "outer"
-                if (_runs_as_rows(kept, reduced, count, nout, lanes) and _block(merged) is None
+                if (_runs_as_rows(kept, reduced, count, nout, lanes, itemsize // unit,
+                                 span * (itemsize // unit)) and _block(merged) is None
                         and _runs_block(merged, count, nout) is None):
                     family = "inner"
             elif reduced[0][1] == 1 and kept[0][1:] == (reduced[0][0], 1):
@@ -672,11 +689,12 @@ def _runs_block(merged, count, nout):
     return columns, _merge_order(dest, place)
 
 
-def _runs_as_rows(kept, reduced, count, nout, lanes):
+def _runs_as_rows(kept, reduced, count, nout, lanes, size, nbytes):
     """Whether short runs over several reduced dims are summed as rows.
 
     See RUNS_AS_ROWS_COLUMNS, and RUNS_KRR_ROWS (RUNS_KRR_ROWS_LANES for
-    ``lanes``) where every kept dim lies outside them.
+    ``lanes``, RUNS_KRR_SPAN for inputs of ``nbytes`` bytes, values of
+    ``size`` bytes) where every kept dim lies outside them.
 
     Decided on the merged dims alone: the caller also checks that no block takes them.
     """
@@ -687,6 +705,10 @@ def _runs_as_rows(kept, reduced, count, nout, lanes):
     runs = count // width
     if abs(cstride) > max(abs(s) for _, s in reduced[:-1]):
         # every kept dim outside the reduced ones: each output's values lie together
+        if (width >= RUNS_KRR_WIDE and count * size > RUNS_KRR_OUT_BYTES
+                and (nbytes >= RUNS_KRR_SPAN and runs >= 2 if lanes else
+                     nbytes >= RUNS_KRR_SPAN_OTHER and runs >= RUNS_KRR_RUNS_OTHER)):
+            return True
         if width < 3:
             return runs >= RUNS_KRR_ROWS_TWO
         if lanes:
