@@ -348,19 +348,21 @@ def test_narrow_float_runs_end_in_one_masked_step(dtype, n):
         assert ulp_distance(got[k], exact, dt) <= 1, (k, got[k], float(exact))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "int8",
+                                   "uint8", "int16", "uint16", "uint32", "bool"])
 @pytest.mark.parametrize("n", range(2, 16))
 def test_short_runs_sum_each_value_once(dtype, n):
     # Contiguous runs of fewer than 16 values under two reduced dims go
     # through kernels.inner_two_short: float32 and 16-bit runs as windows
     # of four values clamped into the run, the values an earlier window
     # summed masked off, runs of 2 or 3 one window of clamped loads
-    # (numerics._unit_short_codegen), int32 in the same windows as int64
-    # lanes; float64 in its own lanes.  40 runs an output make two blocks
+    # (numerics._unit_short_codegen), integers of up to 32 bits in the
+    # same windows as int64 lanes; float64 in its own lanes.  40 runs an output make two blocks
     # of whole runs from 13 values (BOUND_BLOCK).  Every value is a nonzero
     # integer, so a value counted twice, dropped or read past a run (the
     # view keeps two values either side) shows against the exact mean.
-    # int32 values near +-2**31 would overflow an int32 sum.  The outputs lie
+    # Integer values near their type's extremes would overflow a sum in
+    # their own width (and show a sign or zero extension confused).  The outputs lie
     # on two kept dims that do not merge (a crop of the second), so they
     # take the general offsets; two hold +-2**60 (+-2**15 in float16),
     # whose float64 sum loses the small values: only a bound that says so
@@ -369,8 +371,12 @@ def test_short_runs_sum_each_value_once(dtype, n):
     rng = np.random.default_rng(n)
     runs = 40
     x = rng.integers(1, 100, (24, 5, runs, 18)) * rng.choice([-1, 1], (24, 5, runs, 18))
-    if dtype == "int32":
-        x = x + np.sign(x) * (2**31 - 100)
+    if dtype in ("int32", "int16"):
+        x = x + np.sign(x) * (2 ** (np.dtype(dtype).itemsize * 8 - 1) - 100)
+    elif dtype in ("uint8", "uint16", "uint32"):
+        x = np.abs(x) + (2 ** (np.dtype(dtype).itemsize * 8) - 100)
+    elif dtype == "bool":
+        x = x > 0
     x = x.astype(np.float64)
     if dt.kind == "f" or dtype == "bfloat16":
         big = 2.0**15 if dtype == "float16" else 2.0**60
@@ -395,7 +401,7 @@ def _pair_dtype(name):
 
 
 def _result_dtype(dt):
-    return np.dtype(np.float64) if dt.kind == "i" else dt
+    return np.dtype(np.float64) if dt.kind in "iub" else dt
 
 
 def _assert_row_means_exact(v):

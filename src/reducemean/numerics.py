@@ -1451,8 +1451,9 @@ def run_rows_short(buf, off, n, rows, rstride, tok):
     """:func:`run_rows` of contiguous runs of fewer than 16 values, emitted in the caller.
 
     Plain float64 (:func:`_runs_lanes8_codegen`) and plain float32, 16-bit
-    and int32 sums (:func:`_unit_short_codegen`) are vector code of their
-    own, inlined; other reads call :func:`run_rows`.
+    float and integer sums of values of at most 32 bits
+    (:func:`_unit_short_codegen`) are vector code of their own, inlined;
+    other reads (int64, uint64) call :func:`run_rows`.
     """
 
 
@@ -1462,7 +1463,7 @@ def _run_rows_short(buf, off, n, rows, rstride, tok):
         return lambda buf, off, n, rows, rstride, tok: _f64_lanes8_unit_runs(
             buf, off, 1, n, rows, rstride)
     if (_family(buf, tok) == "F" and _unit_kind(buf, tok) is not None) or (
-            _step2_kind(buf, tok) == "i32"):
+            _family(buf, tok) in ("I", "U") and _short_kind(buf, tok) is not None):
         return lambda buf, off, n, rows, rstride, tok: _sum_unit_short(
             buf, off, n, rows, rstride, tok)
     return lambda buf, off, n, rows, rstride, tok: run_rows(buf, off, n, 1, rows, rstride, tok)
@@ -1865,9 +1866,10 @@ _STEP2_READ = {
 
 
 def _step2_widen(builder, kind, v):
-    """Four kept elements, widened to the accumulator: float64 (int64 for ``i32``)."""
-    if kind == "i32":
-        return builder.sext(v, ir.VectorType(ir.IntType(64), 4))
+    """Four kept elements, widened to the accumulator: float64 (int64 for integer kinds)."""
+    if kind == "i32" or kind in _SHORT_INTS:
+        extend = builder.zext if kind.startswith("u") else builder.sext
+        return extend(v, ir.VectorType(ir.IntType(64), 4))
     return builder.fpext(_as_f32(builder, kind, v), _V4)
 
 
@@ -1969,6 +1971,22 @@ def _step2_codegen(kind, rows=1):
     return codegen
 
 
+#: The integer kinds of :func:`_unit_short_codegen` besides ``i32``, by storage
+#: bytes: values of at most 32 bits, whose sums of a block fit int64 lanes.
+_SHORT_INTS = {"i8": 1, "u8": 1, "i16": 2, "u16": 2, "u32": 4}
+_SHORT_INT_TYPES = {types.int8: "i8", types.uint8: "u8", types.int16: "i16",
+                    types.uint16: "u16", types.uint32: "u32"}
+
+
+def _short_kind(buf, tok):
+    """Which :func:`_unit_short_codegen` serves ``buf`` read by ``tok``, or None."""
+    kind = _step2_kind(buf, tok)
+    if kind is None and _family(buf, tok) in ("I", "U") and isinstance(buf, types.Array) and (
+            buf.ndim == 1 and buf.layout == "C"):
+        kind = _SHORT_INT_TYPES.get(buf.dtype)
+    return kind
+
+
 def _step2_kind(buf, tok):
     """Which :data:`_STEP2_READ` loop serves ``buf`` read by ``tok``, or None."""
     if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
@@ -2041,12 +2059,15 @@ def _no_unroll(builder, branch):
 
 
 def _unit_layout(kind):
-    """The storage of :func:`_unit_codegen`'s ``kind`` (and ``i32``, of
-    :func:`_unit_short_codegen`): element type and bytes, elements a 32-byte
-    vector holds, and the integer types of an element's and of a vector's
-    bits."""
-    elem, size = ((ir.FloatType(), 4) if kind == "f32" else (_I32_T, 4) if kind == "i32"
-                  else (ir.IntType(16), 2))
+    """The storage of :func:`_unit_codegen`'s ``kind`` (and the integer
+    kinds of :func:`_unit_short_codegen`): element type and bytes, elements
+    a 32-byte vector holds, and the integer types of an element's and of a
+    vector's bits."""
+    if kind == "f32":
+        elem, size = ir.FloatType(), 4
+    else:
+        size = 4 if kind == "i32" else _SHORT_INTS.get(kind, 2)
+        elem = ir.IntType(8 * size)
     width = 32 // size
     word = ir.IntType(8 * size)
     return elem, size, width, word, ir.VectorType(word, width)
@@ -2444,9 +2465,10 @@ def _unit_short_codegen(kind):
     its lanes under ``4k`` (summed by the window before) are made -0.0.  A
     run of fewer than four values fills one window, value ``min(j, n -
     1)`` in lane ``j``, lanes from ``n`` made -0.0.  Bits are joined
-    unmasked, as in :func:`_unit_step`.  ``i32`` (plain int32 reads) adds
-    the windows, zeros for the lanes masked, in int64 lanes, and gives the
-    integer state ``(0, sum)``, as the scalar int32 run sum does; its
+    unmasked, as in :func:`_unit_step`.  ``i32`` (plain int32 reads), and
+    the other integers of at most 32 bits (:data:`_SHORT_INTS`), add the
+    windows, zeros for the lanes masked, in int64 lanes, and give the
+    integer state ``(0, sum)``, as the scalar integer run sum does; their
     blocks have no bound.  The windows a run needs are known
     from ``n`` alone, so their branches are taken the same way each run.
     Before, each block was a call of a loop that added a value at a time
@@ -2454,7 +2476,7 @@ def _unit_short_codegen(kind):
     2) as rows of runs, one thread, took 650 us in kernels.inner_two, 510
     us so (270 us in kernels.inner_two_short, which emits this in its loop).
     """
-    integer = kind == "i32"
+    integer = kind == "i32" or kind in _SHORT_INTS
     elem, size, _, word, _ = _unit_layout(kind)
     f64 = ir.DoubleType()
     i64 = ir.IntType(64)
@@ -2599,13 +2621,13 @@ def _sum_unit_short(typingctx, buf, off, n, rows, rstride, tok):
     """The bounded ``(a, b)`` state of ``rows`` runs ``buf[off + r*rstride : ... + n]``.
 
     ``0 < n < 16``; in one set of vector lanes (see :func:`_unit_short_codegen`).
-    Plain int32 reads give the integer state ``(0, sum)``.
+    Plain integer reads give the integer state ``(0, sum)``.
     """
-    kind = _step2_kind(buf, tok)
-    if kind not in ("f32", "bf16", "f16", "i32") or not all(
-            isinstance(t, types.Integer) for t in (off, n, rows, rstride)):
+    kind = _short_kind(buf, tok)
+    if kind is None or not all(isinstance(t, types.Integer) for t in (off, n, rows, rstride)):
         return None
-    state = types.int64 if kind == "i32" else types.float64
+    fam = _family(buf, tok)
+    state = (types.float64 if fam == "F" else types.uint64 if fam == "U" else types.int64)
     sig = types.UniTuple(state, 2)(buf, *(types.int64,) * 4, tok)
     return sig, _unit_short_codegen(kind)
 
