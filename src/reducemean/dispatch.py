@@ -31,9 +31,12 @@ class Entry:
     #: time per element of the other types, and their parallel kernels start
     #: paying at about half the size (``python -m reducemean.bench.threshold``).
     cost: int = field(init=False)
-    #: Whether short contiguous runs sum in vector lanes (numerics.run_rows_short):
-    #: real floats (float16 only with F16C) and int32.  Plans take such runs as
-    #: rows from fewer runs (plan.RUNS_KRR_ROWS_LANES).
+    #: Whether plans take short contiguous runs as rows from fewer runs
+    #: (plan.RUNS_KRR_ROWS_LANES): real floats (float16 only with F16C) and
+    #: int32, whose runs sum in vector lanes (numerics.run_rows_short) at a
+    #: cost per output that beats the column loop there.  Other integers of
+    #: up to 32 bits sum in the same lanes, but their column loop stays ahead
+    #: of rows of fewer runs held in cache.
     lanes: bool = field(init=False)
 
     def __post_init__(self):
