@@ -357,16 +357,16 @@ def test_short_runs_sum_each_value_once(dtype, n):
     # of four values clamped into the run, the values an earlier window
     # summed masked off, runs of 2 or 3 one window of clamped loads
     # (numerics._unit_short_codegen), integers of up to 32 bits in the
-    # same windows as int64 lanes; float64 in its own lanes.  40 runs an output make two blocks
-    # of whole runs from 13 values (BOUND_BLOCK).  Every value is a nonzero
-    # integer, so a value counted twice, dropped or read past a run (the
-    # view keeps two values either side) shows against the exact mean.
-    # Integer values near their type's extremes would overflow a sum in
-    # their own width (and show a sign or zero extension confused).  The outputs lie
-    # on two kept dims that do not merge (a crop of the second), so they
-    # take the general offsets; two hold +-2**60 (+-2**15 in float16),
-    # whose float64 sum loses the small values: only a bound that says so
-    # (a redo) gives the exact mean.
+    # same windows as int64 lanes; float64 in its own lanes.  40 runs an
+    # output make two blocks of whole runs from 13 values (BOUND_BLOCK).
+    # Every value is a nonzero integer, so a value counted twice, dropped
+    # or read past a run (the view keeps two values either side) shows
+    # against the exact mean.  Integer values near their type's extremes
+    # would overflow a sum in their own width, and show a sign or zero
+    # extension confused.  The outputs lie on two kept dims that do not
+    # merge (a crop of the second), so they take the general offsets; two
+    # hold +-2**60 (+-2**15 in float16), whose float64 sum loses the small
+    # values: only a bound that says so (a redo) gives the exact mean.
     dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
     rng = np.random.default_rng(n)
     runs = 40
