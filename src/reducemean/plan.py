@@ -268,7 +268,7 @@ RUNS_KRR_ROWS_TWO = 32
 #: 3 runs of 7); at 64 bytes an output or fewer up to 1.8x (bfloat16 2
 #: runs of 5-12, a store per 20-24 bytes; int32 2 runs of 8 1.05-1.25x).
 #: int64, int16 and uint8 from 16 MiB at 4 to 8 runs 0.32-0.99x (int8 8
-#: runs of 9 1.04x); int64 at 8 MiB up to 3.4x, at 2 runs up to 2x.
+#: runs of 9 1.04x); int64 at 8 MiB up to 2.5x, at 2 runs up to 2x.
 RUNS_KRR_SPAN = 4 << 20
 RUNS_KRR_SPAN_OTHER = 16 << 20
 RUNS_KRR_OUT_BYTES = 64
