@@ -349,15 +349,16 @@ def test_narrow_float_runs_end_in_one_masked_step(dtype, n):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "int8",
-                                   "uint8", "int16", "uint16", "uint32", "bool"])
+                                   "uint8", "int16", "uint16", "uint32", "bool", "int64",
+                                   "uint64"])
 @pytest.mark.parametrize("n", range(2, 16))
 def test_short_runs_sum_each_value_once(dtype, n):
     # Contiguous runs of fewer than 16 values under two reduced dims go
     # through kernels.inner_two_short: float32 and 16-bit runs as windows
     # of four values clamped into the run, the values an earlier window
     # summed masked off, runs of 2 or 3 one window of clamped loads
-    # (numerics._unit_short_codegen), integers of up to 32 bits in the
-    # same windows as int64 lanes; float64 in its own lanes.  40 runs an
+    # (numerics._unit_short_codegen), integers in the same windows as
+    # int64 lanes (64-bit ones as two halves); float64 in its own lanes.  40 runs an
     # output make two blocks of whole runs from 13 values (BOUND_BLOCK).
     # Every value is a nonzero integer, so a value counted twice, dropped
     # or read past a run (the view keeps two values either side) shows
@@ -371,13 +372,13 @@ def test_short_runs_sum_each_value_once(dtype, n):
     rng = np.random.default_rng(n)
     runs = 40
     x = rng.integers(1, 100, (24, 5, runs, 18)) * rng.choice([-1, 1], (24, 5, runs, 18))
-    if dtype in ("int32", "int16"):
-        x = x + np.sign(x) * (2 ** (np.dtype(dtype).itemsize * 8 - 1) - 100)
-    elif dtype in ("uint8", "uint16", "uint32"):
-        x = np.abs(x) + (2 ** (np.dtype(dtype).itemsize * 8) - 100)
+    if dtype in ("int64", "int32", "int16"):
+        x = x + np.sign(x) * np.int64(2 ** (np.dtype(dtype).itemsize * 8 - 1) - 100)
+    elif dtype in ("uint8", "uint16", "uint32", "uint64"):
+        x = np.abs(x).astype(np.uint64) + np.uint64(2 ** (np.dtype(dtype).itemsize * 8) - 100)
     elif dtype == "bool":
         x = x > 0
-    x = x.astype(np.float64)
+    x = x.astype(np.float64 if dt.kind in "fV" or dtype == "bfloat16" else dt)
     if dt.kind == "f" or dtype == "bfloat16":
         big = 2.0**15 if dtype == "float16" else 2.0**60
         x[1, 0, 0, 2] = big
@@ -390,8 +391,9 @@ def test_short_runs_sum_each_value_once(dtype, n):
     assert launch.inner_kernel(plan) is kernels.inner_two_short
     got = reducemean.mean(v, axis=(2, 3))
     result = _result_dtype(dt)
+    exact_values = v if dt.kind in "iub" else v.astype(np.float64)
     for k in np.ndindex(24, 3):
-        total = sum(map(int, v[k].astype(np.float64).ravel().tolist()))  # exact
+        total = sum(map(int, exact_values[k].ravel().tolist()))  # exact
         exact = Fraction(total, runs * n)
         assert ulp_distance(got[k], exact, result) <= 1, (k, got[k], float(exact))
 

@@ -1451,9 +1451,9 @@ def run_rows_short(buf, off, n, rows, rstride, tok):
     """:func:`run_rows` of contiguous runs of fewer than 16 values, emitted in the caller.
 
     Plain float64 (:func:`_runs_lanes8_codegen`) and plain float32, 16-bit
-    float and integer sums of values of at most 32 bits
-    (:func:`_unit_short_codegen`) are vector code of their own, inlined;
-    other reads (int64, uint64) call :func:`run_rows`.
+    float and integer sums (:func:`_unit_short_codegen`) are vector code of
+    their own, inlined; other reads (exact and scaled float reads, float16
+    without F16C) call :func:`run_rows`.
     """
 
 
@@ -1463,7 +1463,7 @@ def _run_rows_short(buf, off, n, rows, rstride, tok):
         return lambda buf, off, n, rows, rstride, tok: _f64_lanes8_unit_runs(
             buf, off, 1, n, rows, rstride)
     if (_family(buf, tok) == "F" and _unit_kind(buf, tok) is not None) or (
-            _family(buf, tok) in ("I", "U") and _short_kind(buf, tok) is not None):
+            _family(buf, tok) in _INT_FAMILIES and _short_kind(buf, tok) is not None):
         return lambda buf, off, n, rows, rstride, tok: _sum_unit_short(
             buf, off, n, rows, rstride, tok)
     return lambda buf, off, n, rows, rstride, tok: run_rows(buf, off, n, 1, rows, rstride, tok)
@@ -1974,14 +1974,21 @@ def _step2_codegen(kind, rows=1):
 #: The integer kinds of :func:`_unit_short_codegen` besides ``i32``, by storage
 #: bytes: values of at most 32 bits, whose sums of a block fit int64 lanes.
 _SHORT_INTS = {"i8": 1, "u8": 1, "i16": 2, "u16": 2, "u32": 4}
+#: 64-bit integers, summed exactly as their high and low 32-bit halves (as
+#: _run_int does; see _unit_short_codegen).
+_SPLIT_INTS = {"i64": 8, "u64": 8}
 _SHORT_INT_TYPES = {types.int8: "i8", types.uint8: "u8", types.int16: "i16",
-                    types.uint16: "u16", types.uint32: "u32"}
+                    types.uint16: "u16", types.uint32: "u32", types.int64: "i64",
+                    types.uint64: "u64"}
+
+
+_INT_FAMILIES = ("I", "U", "L", "UL")
 
 
 def _short_kind(buf, tok):
     """Which :func:`_unit_short_codegen` serves ``buf`` read by ``tok``, or None."""
     kind = _step2_kind(buf, tok)
-    if kind is None and _family(buf, tok) in ("I", "U") and isinstance(buf, types.Array) and (
+    if kind is None and _family(buf, tok) in _INT_FAMILIES and isinstance(buf, types.Array) and (
             buf.ndim == 1 and buf.layout == "C"):
         kind = _SHORT_INT_TYPES.get(buf.dtype)
     return kind
@@ -2066,7 +2073,7 @@ def _unit_layout(kind):
     if kind == "f32":
         elem, size = ir.FloatType(), 4
     else:
-        size = 4 if kind == "i32" else _SHORT_INTS.get(kind, 2)
+        size = 4 if kind == "i32" else _SHORT_INTS.get(kind) or _SPLIT_INTS.get(kind, 2)
         elem = ir.IntType(8 * size)
     width = 32 // size
     word = ir.IntType(8 * size)
@@ -2469,27 +2476,39 @@ def _unit_short_codegen(kind):
     the other integers of at most 32 bits (:data:`_SHORT_INTS`), add the
     windows, zeros for the lanes masked, in int64 lanes, and give the
     integer state ``(0, sum)``, as the scalar integer run sum does; their
-    blocks have no bound.  The windows a run needs are known
+    blocks have no bound.  64-bit integers (:data:`_SPLIT_INTS`) add each
+    window's values (wrapping) in four lanes and their high halves in four
+    more; a block's low halves then sum to its values' sum less its high
+    halves' times 2**32, exact modulo 2**64 and under 2**41, and go into
+    the state as :func:`merge` does.  The windows a run needs are known
     from ``n`` alone, so their branches are taken the same way each run.
     Before, each block was a call of a loop that added a value at a time
     (a chain of dependent adds): float32 (16384, 4, 16)[..., :3] over (1,
     2) as rows of runs, one thread, took 650 us in kernels.inner_two, 510
     us so (270 us in kernels.inner_two_short, which emits this in its loop).
     """
-    integer = kind == "i32" or kind in _SHORT_INTS
+    split = kind in _SPLIT_INTS
+    integer = kind == "i32" or kind in _SHORT_INTS or split
     elem, size, _, word, _ = _unit_layout(kind)
     f64 = ir.DoubleType()
     i64 = ir.IntType(64)
     w4 = ir.VectorType(word, 4)
-    acc_t = ir.VectorType(i64, 4) if integer else _V4
+    acc_t = ir.VectorType(i64, 8 if split else 4) if integer else _V4
     state_t = i64 if integer else f64
     # what a masked lane adds: 0, or -0.0 (x + -0.0 is x, and keeps -0.0)
     negzero = ir.Constant(w4, [0 if integer else 1 << (8 * size - 1)] * 4)
     lanes = ir.Constant(ir.VectorType(_I32_T, 4), [0, 1, 2, 3])
 
+    half = ir.Constant(w4, [32] * 4)
+    shift = "lshr" if kind == "u64" else "ashr"
+
     def widen(builder, raw, keep):
         # lanes not kept made -0.0 (or 0), then widened
         kept = builder.select(keep, raw, negzero)
+        if split:  # the values, then their high halves
+            hi = getattr(builder, shift)(kept, half)
+            return builder.shuffle_vector(kept, hi, ir.Constant(ir.VectorType(_I32_T, 8),
+                                                                list(range(8))))
         return _step2_widen(builder, kind, builder.bitcast(kept, ir.VectorType(elem, 4)))
 
     def join(builder, top, raw):  # (integers have no bound)
@@ -2597,10 +2616,19 @@ def _unit_short_codegen(kind):
         builder.branch(rhead)
 
         builder.position_at_end(gdone)  # the block into the state
-        s = add(*_acc_halves(builder, acc, add))
-        if integer:  # the sum is the low word (to_int and merge carry it)
+        if split:  # the halves' sums into the state, as merge does
+            v = add(add(acc[0], acc[1]), add(acc[2], acc[3]))  # values' lanes, then highs'
+            v = add(_lanes(builder, v, [0, 1, 4, 5]), _lanes(builder, v, [2, 3, 6, 7]))
+            v = add(_lanes(builder, v, [0, 2]), _lanes(builder, v, [1, 3]))
+            x, h = (builder.extract_element(v, ir.Constant(_I32_T, q)) for q in (0, 1))
+            low = builder.add(b, builder.sub(x, builder.shl(h, ir.Constant(i64, 32))))
+            a2 = builder.add(builder.add(a, h), getattr(builder, shift)(low, ir.Constant(i64, 32)))
+            b2 = builder.and_(low, ir.Constant(i64, 0xFFFFFFFF))
+        elif integer:  # the sum is the low word (to_int and merge carry it)
+            s = add(*_acc_halves(builder, acc, add))
             a2, b2 = a, builder.add(b, s)
         else:
+            s = add(*_acc_halves(builder, acc, add))
             # a lane's adds: one a run, then the four levels that join the lanes
             depth = builder.sitofp(builder.add(k, c4), f64)
             a2, b2 = _add_block(builder, kind, a, b, s, _umax_reduce(builder, top)[0],
@@ -2627,7 +2655,8 @@ def _sum_unit_short(typingctx, buf, off, n, rows, rstride, tok):
     if kind is None or not all(isinstance(t, types.Integer) for t in (off, n, rows, rstride)):
         return None
     fam = _family(buf, tok)
-    state = (types.float64 if fam == "F" else types.uint64 if fam == "U" else types.int64)
+    state = (types.float64 if fam == "F" else types.uint64 if fam in ("U", "UL")
+             else types.int64)
     sig = types.UniTuple(state, 2)(buf, *(types.int64,) * 4, tok)
     return sig, _unit_short_codegen(kind)
 
