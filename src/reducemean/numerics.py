@@ -1462,8 +1462,7 @@ def _run_rows_short(buf, off, n, rows, rstride, tok):
     if plain_f64(buf, tok):
         return lambda buf, off, n, rows, rstride, tok: _f64_lanes8_unit_runs(
             buf, off, 1, n, rows, rstride)
-    if (_family(buf, tok) == "F" and _unit_kind(buf, tok) is not None) or (
-            _family(buf, tok) in _INT_FAMILIES and _short_kind(buf, tok) is not None):
+    if _short_kind(buf, tok) is not None:  # plain float32, 16-bit floats, integers
         return lambda buf, off, n, rows, rstride, tok: _sum_unit_short(
             buf, off, n, rows, rstride, tok)
     return lambda buf, off, n, rows, rstride, tok: run_rows(buf, off, n, 1, rows, rstride, tok)
@@ -2624,15 +2623,15 @@ def _unit_short_codegen(kind):
             low = builder.add(b, builder.sub(x, builder.shl(h, ir.Constant(i64, 32))))
             a2 = builder.add(builder.add(a, h), getattr(builder, shift)(low, ir.Constant(i64, 32)))
             b2 = builder.and_(low, ir.Constant(i64, 0xFFFFFFFF))
-        elif integer:  # the sum is the low word (to_int and merge carry it)
-            s = add(*_acc_halves(builder, acc, add))
-            a2, b2 = a, builder.add(b, s)
         else:
             s = add(*_acc_halves(builder, acc, add))
-            # a lane's adds: one a run, then the four levels that join the lanes
-            depth = builder.sitofp(builder.add(k, c4), f64)
-            a2, b2 = _add_block(builder, kind, a, b, s, _umax_reduce(builder, top)[0],
-                                builder.sitofp(builder.mul(k, n), f64), depth)
+            if integer:  # the sum is the low word (to_int and merge carry it)
+                a2, b2 = a, builder.add(b, s)
+            else:
+                # a lane's adds: one a run, then the four levels that join the lanes
+                depth = builder.sitofp(builder.add(k, c4), f64)
+                a2, b2 = _add_block(builder, kind, a, b, s, _umax_reduce(builder, top)[0],
+                                    builder.sitofp(builder.mul(k, n), f64), depth)
         g.add_incoming(builder.add(g, k), gdone)
         a.add_incoming(a2, gdone)
         b.add_incoming(b2, gdone)
