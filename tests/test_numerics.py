@@ -231,8 +231,9 @@ def test_every_third_value_of_narrow_floats(name):
 def test_float64_columns_and_short_rows_are_compensated(rows, cols):
     # Column states take one value at a time (eight rows a pass, an eighth
     # of the rows apart for narrow blocks, then single rows), and rows of a
-    # few values are summed value by value across rows: both add with
-    # Fast2Sum.  Each column holds a cancelling pair of 1e15,
+    # few values are summed value by value across rows: the columns add
+    # with TwoSum (three of its additions fused where the CPU has FMA), the
+    # rows with Fast2Sum.  Each column holds a cancelling pair of 1e15,
     # so a plain float64 sum would lose the small values.
     rng = np.random.default_rng(rows * cols)
     x = rng.choice([-1.0, 1.0], (rows, cols)) * 10.0 ** rng.uniform(-6, 6, (rows, cols))

@@ -455,6 +455,21 @@ def _fast_two_sum_err(s, x, t):
     return (big - t) + small
 
 
+@register_jitable
+def _fused_two_sum(a, b, x, one):
+    """The state ``(a, b)`` with the float64 ``x`` added: TwoSum on the multiply pipes too.
+
+    ``one`` is :func:`opaque_one`'s 1.0: three of TwoSum's seven additions
+    go as ``fma(u, +-one, v)``, exactly the additions they stand for, so the
+    error is exact and the state the same to the bit as
+    :func:`_fast_two_sum_err`'s, in seven operations for its nine.
+    """
+    t = a + x
+    z = t - a
+    tz = _fma(z, -one, t)  # t - z
+    return t, b + _fma(a - tz, one, _fma(z, -one, x))
+
+
 def merge(a1, b1, a2, b2, tok):
     """The state of the union of two disjoint sets of values."""
 
@@ -836,14 +851,29 @@ def _vec_two_sum(builder, s, c, x):
     return t, builder.fadd(c, err)
 
 
-def _vec_fast_two_sum(builder, s, c, x):
-    """:func:`_vec_two_sum` by Fast2Sum, the operands ordered by magnitude.
+def _vec_compensated(builder, s, c, x, one=None):
+    """:func:`_vec_two_sum`'s step: by Fast2Sum, the operands ordered by magnitude.
 
     Exact as TwoSum is, with four additions instead of seven (the compare
     and selects run on other ports): 1.3x faster on runs held in cache,
     where the adders, not memory, bound the loop.  NaN and Inf still
     propagate: they make the sum, and the error term, non-finite.
+
+    Given ``one`` (:func:`_vec_one`'s), TwoSum instead, three of its seven
+    additions issued as ``fma(a, +-one, b)`` on the multiply pipes, which
+    the adders and the compare and selects otherwise leave idle: seven
+    operations for Fast2Sum's nine, and the same exact error, so the same
+    state to the bit.
     """
+    if one is not None:
+        t = builder.fadd(s, x)
+        z = builder.fsub(t, s)
+        mone = builder.fneg(one)
+        fma = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(s.type, [s.type] * 3), "llvm.fma.v4f64")
+        tz = builder.call(fma, [z, mone, t])  # t - z
+        err = builder.call(fma, [builder.fsub(s, tz), one, builder.call(fma, [z, mone, x])])
+        return t, builder.fadd(c, err)
     fabs = cgutils.get_or_insert_function(
         builder.module, ir.FunctionType(s.type, [s.type]), "llvm.fabs.v4f64")
     first = builder.fcmp_ordered(">=", builder.call(fabs, [s]), builder.call(fabs, [x]))
@@ -851,6 +881,16 @@ def _vec_fast_two_sum(builder, s, c, x):
     small = builder.select(first, x, s)
     t = builder.fadd(s, x)
     return t, builder.fadd(c, builder.fadd(builder.fsub(big, t), small))
+
+
+def _vec_one(builder):
+    """1.0 in four lanes, hidden from LLVM (see :func:`opaque_one`); None without FMA."""
+    if not FUSED:
+        return None
+    fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
+    one = builder.asm(fnty, "", "=x,0", [ir.Constant(ir.DoubleType(), 1.0)], False)
+    v = builder.insert_element(ir.Constant(_V4, None), one, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), 4), [0] * 4))
 
 
 def _loop(builder, name):
@@ -901,9 +941,9 @@ def _acc_halves(builder, acc, add):
 def _lanes8_codegen(rows, parts=1, step=1, strided=False):
     """Code for :func:`_f64_lanes8` over ``rows`` runs of the same length, in one loop.
 
-    Two vectors of four lanes per run (Fast2Sum), a last block of four into
-    the first, then each run's lanes merged (TwoSum).  Returns ``(a, b)`` per
-    run, flattened.  With ``parts=2`` the last merge is left out: even and
+    Two vectors of four lanes per run (:func:`_vec_compensated`), a last
+    block of four into the first, then each run's lanes merged (TwoSum).
+    Returns ``(a, b)`` per run, flattened.  With ``parts=2`` the last merge is left out: even and
     odd lanes stay apart, the two parts of interleaved complex values, and
     each run gives ``(a_real, b_real, a_imag, b_imag)``.  With ``step=2``
     the run is every second value (every second complex value with
@@ -935,6 +975,7 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
             first = builder.add(builder.mul(i, ir.Constant(i64, 8)), ir.Constant(i64, 4 * k))
             return _strided_vector(builder, base, first, stride, align)
         zero = ir.Constant(_V4, None)
+        one = _vec_one(builder)
         i, entry, head, body, done = _loop(builder, "lanes8")
         acc = [builder.phi(_V4) for _ in range(4 * rows)]  # s0, c0, s1, c1 per run
         for phi in acc:
@@ -962,8 +1003,8 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
             else:
                 x0, x1 = vec
             s0, c0, s1, c1 = acc[4 * r:4 * r + 4]
-            nxt_acc += [*_vec_fast_two_sum(builder, s0, c0, x0),
-                        *_vec_fast_two_sum(builder, s1, c1, x1)]
+            nxt_acc += [*_vec_compensated(builder, s0, c0, x0, one),
+                        *_vec_compensated(builder, s1, c1, x1, one)]
         i.add_incoming(builder.add(i, ir.Constant(i64, 1)), builder.basic_block)
         for phi, val in zip(acc, nxt_acc):
             phi.add_incoming(val, builder.basic_block)
@@ -975,8 +1016,8 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
         with builder.if_then(four):
             last = []
             for r, base in enumerate(bases):
-                last += _vec_fast_two_sum(builder, acc[4 * r], acc[4 * r + 1],
-                                          load(base, blocks, 0))
+                last += _vec_compensated(builder, acc[4 * r], acc[4 * r + 1],
+                                         load(base, blocks, 0), one)
             tail = builder.basic_block
         # (every phi at the top of the block, before any merge)
         firsts = [_phi2(builder, acc[4 * r + k], done, last[2 * r + k], tail)
@@ -1035,8 +1076,8 @@ def _runs_lanes8_codegen(unit, parts=1):
     Arguments ``(buf, off, stride, n, rows, rstride)``: value ``j`` of run
     ``r`` is ``buf[off + r*rstride + j*stride]`` (``unit``: ``stride`` is 1
     and the blocks are vector loads).  Each run adds its blocks of eight to
-    the same two vectors (Fast2Sum), then its last ``n % 8`` values as one
-    more block whose missing lanes are -0.0 (``x + -0.0`` is ``x`` for every
+    the same two vectors (:func:`_vec_compensated`), then its last
+    ``n % 8`` values as one more block whose missing lanes are -0.0 (``x + -0.0`` is ``x`` for every
     ``x``, -0.0 included); the lanes are merged once, at the end.  A run sum
     per run ended in a chain of lane merges and a merge into the output's
     state: most of the time of runs of a few dozen values.  With ``parts=2``
@@ -1056,6 +1097,7 @@ def _runs_lanes8_codegen(unit, parts=1):
         zero = ir.Constant(_V4, None)
         blocks = builder.ashr(n, ir.Constant(i64, 3))
         rem = builder.and_(n, ir.Constant(i64, 7))
+        one = _vec_one(builder)
         entry = builder.basic_block
 
         def load(base, j):
@@ -1123,8 +1165,8 @@ def _runs_lanes8_codegen(unit, parts=1):
         j = builder.shl(i, ir.Constant(i64, 3))
         x0 = load(base, j)
         x1 = load(base, builder.add(j, ir.Constant(i64, 4)))
-        upd = [*_vec_fast_two_sum(builder, inner[0], inner[1], x0),
-               *_vec_fast_two_sum(builder, inner[2], inner[3], x1)]
+        upd = [*_vec_compensated(builder, inner[0], inner[1], x0, one),
+               *_vec_compensated(builder, inner[2], inner[3], x1, one)]
         i.add_incoming(builder.add(i, ir.Constant(i64, 1)), body)
         for phi, val in zip(inner, upd):
             phi.add_incoming(val, body)
@@ -1134,8 +1176,8 @@ def _runs_lanes8_codegen(unit, parts=1):
         builder.cbranch(builder.icmp_signed("!=", rem, ir.Constant(i64, 0)), last, nxt)
 
         builder.position_at_end(last)
-        tails = [*_vec_fast_two_sum(builder, inner[0], inner[1], tail(base, 0)),
-                 *_vec_fast_two_sum(builder, inner[2], inner[3], tail(base, 1))]
+        tails = [*_vec_compensated(builder, inner[0], inner[1], tail(base, 0), one),
+                 *_vec_compensated(builder, inner[2], inner[3], tail(base, 1), one)]
         builder.branch(nxt)
 
         builder.position_at_end(nxt)
@@ -3722,7 +3764,19 @@ def _col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
         def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
             B[j] += _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one)
 
-    else:  # D, L, UL: both words change, value by value as add_value does
+    elif fam == "D" and FUSED:  # TwoSum value by value, three of its adds fused
+
+        def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
+            a, b = _fused_two_sum(A[j], B[j], widen(buf[k0], tok), one)
+            a, b = _fused_two_sum(a, b, widen(buf[k1], tok), one)
+            a, b = _fused_two_sum(a, b, widen(buf[k2], tok), one)
+            a, b = _fused_two_sum(a, b, widen(buf[k3], tok), one)
+            a, b = _fused_two_sum(a, b, widen(buf[k4], tok), one)
+            a, b = _fused_two_sum(a, b, widen(buf[k5], tok), one)
+            a, b = _fused_two_sum(a, b, widen(buf[k6], tok), one)
+            A[j], B[j] = _fused_two_sum(a, b, widen(buf[k7], tok), one)
+
+    else:  # D (no FMA), L, UL: both words change, value by value as add_value does
 
         def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
             a, b = add_value(A[j], B[j], buf, k0, tok)
