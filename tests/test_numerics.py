@@ -227,14 +227,15 @@ def test_every_third_value_of_narrow_floats(name):
             assert np.float32(reducemean.mean(x[1::3])) == np.inf
 
 
-@pytest.mark.parametrize("rows, cols", [(7, 3), (8, 100), (17, 600), (64, 33), (67, 50), (3, 1000)])
+@pytest.mark.parametrize("rows, cols", [(7, 3), (8, 100), (13, 200), (17, 600), (64, 33), (67, 50),
+                                        (3, 1000)])
 def test_float64_columns_and_short_rows_are_compensated(rows, cols):
     # Column states take one value at a time (eight rows a pass, an eighth
     # of the rows apart for narrow blocks, then single rows), and rows of a
-    # few values are summed value by value across rows: the columns add
-    # with TwoSum (three of its additions fused where the CPU has FMA), the
-    # rows with Fast2Sum.  Each column holds a cancelling pair of 1e15,
-    # so a plain float64 sum would lose the small values.
+    # few values are summed value by value across rows, contiguous or
+    # strided: they add with TwoSum (three of its additions fused where the
+    # CPU has FMA).  Each column holds a cancelling pair of 1e15, so a
+    # plain float64 sum would lose the small values.
     rng = np.random.default_rng(rows * cols)
     x = rng.choice([-1.0, 1.0], (rows, cols)) * 10.0 ** rng.uniform(-6, 6, (rows, cols))
     x[0], x[rows // 2] = 1e15 * (1 + rng.random(cols)), 0.0
@@ -244,10 +245,13 @@ def test_float64_columns_and_short_rows_are_compensated(rows, cols):
         exact = sum(map(Fraction, x[:, j].tolist())) / rows
         assert ulp_distance(got[j], exact, np.float64) <= 1, (rows, cols, j)
     t = np.ascontiguousarray(x.T)  # rows of `rows` values
-    got = reducemean.mean(t, axis=1)
-    for j in range(cols):
-        exact = sum(map(Fraction, t[j].tolist())) / rows
-        assert ulp_distance(got[j], exact, np.float64) <= 1, (rows, cols, j)
+    wide = np.zeros((cols, 3 * rows))
+    wide[:, ::3] = t
+    for view in (t, wide[:, ::3]):  # contiguous short rows, and strided ones
+        got = reducemean.mean(view, axis=1)
+        for j in range(cols):
+            exact = sum(map(Fraction, t[j].tolist())) / rows
+            assert ulp_distance(got[j], exact, np.float64) <= 1, (rows, cols, j)
 
 
 @pytest.mark.parametrize("n", [16, 17, 18, 19, 20, 21, 22, 23, 31, 33, 100])

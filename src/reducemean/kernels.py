@@ -60,8 +60,8 @@ from .numerics import (
     run_parts, run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_rows_short,
     run_sum,
     SHORT_VEC_RUNS, SHORT_VEC_STEP, magnitude_join, magnitude_zero, short_add, short_certified,
-    short_clear, short_exact, short_negative, short_poisoned, short_state, short_sums, short_vec,
-    short_zero, stack_f64, state_arrays, step2_columns, store, store_block, store_short,
+    short_clear, short_exact, short_negative, short_poisoned, short_state, short_sums,
+    short_vec, short_zero, stack_f64, state_arrays, step2_columns, store, store_block, store_short,
     superset_arrays, superset_columns, superset_keep, token_step, wide_int_states, widen,
     zero_state,
 )
@@ -391,11 +391,12 @@ def _short_fixed(buf, out, tok, base, lo, hi, run):
 
 def _short_rows(buf, out, tok, base, lo, hi, run):
     bad = 0
+    one = opaque_one()
     for o in range(lo, hi):
         k = base + o * run
         a, b = short_zero(buf, tok)
         for i in range(run):
-            a, b = short_add(a, b, buf, np.uint64(k + i), tok)
+            a, b = short_add(a, b, buf, np.uint64(k + i), tok, one)
         bad += store_short(out, np.uint64(o), a, b, run, buf, tok)
     return bad
 
@@ -687,11 +688,12 @@ def short_strided(buf, p, out, tok, lo, hi):
     run = p[8]
     step = p[9]
     bad = 0
+    one = opaque_one()
     for o in range(lo, hi):
         k = base + o * sk
         a, b = short_zero(buf, tok)
         for i in range(run):
-            a, b = short_add(a, b, buf, np.uint64(k + i * step), tok)
+            a, b = short_add(a, b, buf, np.uint64(k + i * step), tok, one)
         bad += _short_store(out, np.uint64(o * ok), a, b, run, buf, tok)
     return bad
 
