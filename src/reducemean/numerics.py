@@ -943,9 +943,10 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
 
     Two vectors of four lanes per run (:func:`_vec_compensated`), a last
     block of four into the first, then each run's lanes merged (TwoSum).
-    Returns ``(a, b)`` per run, flattened.  With ``parts=2`` the last merge is left out: even and
-    odd lanes stay apart, the two parts of interleaved complex values, and
-    each run gives ``(a_real, b_real, a_imag, b_imag)``.  With ``step=2``
+    Returns ``(a, b)`` per run, flattened.  With ``parts=2`` the last
+    merge is left out: even and odd lanes stay apart, the two parts of
+    interleaved complex values, and each run gives ``(a_real, b_real,
+    a_imag, b_imag)``.  With ``step=2``
     the run is every second value (every second complex value with
     ``parts=2``): each block loads sixteen and keeps half (``n``, the values
     kept, must then be a multiple of eight).  With ``strided`` (one run) the
@@ -1077,8 +1078,9 @@ def _runs_lanes8_codegen(unit, parts=1):
     ``r`` is ``buf[off + r*rstride + j*stride]`` (``unit``: ``stride`` is 1
     and the blocks are vector loads).  Each run adds its blocks of eight to
     the same two vectors (:func:`_vec_compensated`), then its last
-    ``n % 8`` values as one more block whose missing lanes are -0.0 (``x + -0.0`` is ``x`` for every
-    ``x``, -0.0 included); the lanes are merged once, at the end.  A run sum
+    ``n % 8`` values as one more block whose missing lanes are -0.0
+    (``x + -0.0`` is ``x`` for every ``x``, -0.0 included); the lanes are
+    merged once, at the end.  A run sum
     per run ended in a chain of lane merges and a merge into the output's
     state: most of the time of runs of a few dozen values.  With ``parts=2``
     the runs are of complex values (``n`` float64s, even; ``stride``, when
