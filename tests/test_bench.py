@@ -118,6 +118,24 @@ def test_select():
         cases.select("whole,bogus")
 
 
+@pytest.mark.parametrize("names", [("float64",), ("float64", "float32", "float64"), ("int32",)])
+def test_buffers_hold_each_dtype_asked_for(names):
+    # A first float64 buffer came back None (numpy compares None equal to
+    # float64, its default dtype), so `--cases float64` failed.
+    buffers = cases.Buffers(cases.LARGE[:1], 1 / 4096)
+    for name in names:
+        buf = buffers.get(np.dtype(name))
+        assert buf.dtype == np.dtype(name) and buf.size == buffers.need > 0
+
+
+def test_cli_float64_alone(tmp_path, capsys):
+    out_json = tmp_path / "run.json"
+    assert cli.main(["--tiny", "--cases", "whole,float64", "--json", str(out_json)]) == 0
+    large = json.loads(out_json.read_text())["large"]
+    assert [(r["case"], r["dtype"]) for r in large] == [("whole", "float64")]
+    assert large[0]["results"]["reducemean"]["ok"]
+
+
 @pytest.mark.parametrize("case", cases.LARGE, ids=lambda c: c.name)
 def test_case_views(case):
     scale = 1 / 4096

@@ -180,7 +180,9 @@ class Buffers:
         self._buf = None
 
     def get(self, dtype):
-        if self._dtype != dtype:
+        # (``np.dtype("float64") == None`` is True: numpy reads None as its
+        # default dtype, so a first float64 buffer needs the ``is None``)
+        if self._dtype is None or self._dtype != dtype:
             self._buf = None  # drop the old one before the new one is made
             self._buf = fill(self.need, dtype, self.seed)
             self._dtype = dtype
