@@ -861,9 +861,9 @@ def _vec_compensated(builder, s, c, x, one=None):
 
     Given ``one`` (:func:`_vec_one`'s), TwoSum instead, three of its seven
     additions issued as ``fma(a, +-one, b)`` on the multiply pipes, which
-    the adders and the compare and selects otherwise leave idle: seven
-    operations for Fast2Sum's nine, and the same exact error, so the same
-    state to the bit.
+    Fast2Sum leaves idle: seven operations for its nine, and the same exact
+    error, so the same state to the bit.  The running sum and the error
+    word stay on the adders (fused, their latency bound the loop).
     """
     if one is not None:
         t = builder.fadd(s, x)
