@@ -205,13 +205,15 @@ def opaque_one(typingctx):
     """
 
     def codegen(context, builder, sig, args):
-        one = ir.Constant(ir.DoubleType(), 1.0)
-        if not FUSED:
-            return one
-        fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
-        return builder.asm(fnty, "", "=x,0", [one], False)
+        return _hidden_one(builder) if FUSED else ir.Constant(ir.DoubleType(), 1.0)
 
     return types.float64(), codegen
+
+
+def _hidden_one(builder):
+    """The float64 1.0 behind an empty asm (see :func:`opaque_one`)."""
+    fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
+    return builder.asm(fnty, "", "=x,0", [ir.Constant(ir.DoubleType(), 1.0)], False)
 
 
 def fused_add(x, y, one):
@@ -887,9 +889,8 @@ def _vec_one(builder):
     """1.0 in four lanes, hidden from LLVM (see :func:`opaque_one`); None without FMA."""
     if not FUSED:
         return None
-    fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
-    one = builder.asm(fnty, "", "=x,0", [ir.Constant(ir.DoubleType(), 1.0)], False)
-    v = builder.insert_element(ir.Constant(_V4, None), one, ir.Constant(ir.IntType(32), 0))
+    v = builder.insert_element(ir.Constant(_V4, None), _hidden_one(builder),
+                               ir.Constant(ir.IntType(32), 0))
     return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), 4), [0] * 4))
 
 
@@ -3501,28 +3502,36 @@ def _superset_keep(keep_a, keep_b, sa, sb, width, step, group, buf, tok):
     return groups
 
 
-def add_value(a, b, buf, k, tok):
+def add_value(a, b, buf, k, tok, one=None):
     """The state ``(a, b)`` with the storage value ``buf[k]`` added.
 
     Branch-free and call-free, so a loop over short rows that adds their
-    values one by one vectorises across rows.
+    values one by one vectorises across rows.  Given ``one``
+    (:func:`opaque_one`'s, taken outside the loop), float64 values add by
+    :func:`_fused_two_sum` where the CPU has FMA, else by Fast2Sum.
     """
 
 
 @overload(add_value, jit_options=_OVERLOAD_OPTS)
-def _add_value(a, b, buf, k, tok):
+def _add_value(a, b, buf, k, tok, one=None):
     fam = _family(buf, tok)
     if fam == "F":
         # (an add to a zero sum is exact: so [x, -x] is bounded by 0, not |x|)
 
-        def impl_f(a, b, buf, k, tok):
+        def impl_f(a, b, buf, k, tok, one=None):
             t = a + widen(buf[k], tok)
             return t, b + (abs(t) if a != 0.0 else 0.0)
 
         return impl_f
+    if fam == "D" and FUSED and isinstance(one, types.Float):
+
+        def impl_fused(a, b, buf, k, tok, one=None):
+            return _fused_two_sum(a, b, widen(buf[k], tok), one)
+
+        return impl_fused
     if fam == "D":
 
-        def impl_d(a, b, buf, k, tok):
+        def impl_d(a, b, buf, k, tok, one=None):
             x = widen(buf[k], tok)
             t = a + x
             return t, b + _fast_two_sum_err(a, x, t)
@@ -3531,12 +3540,12 @@ def _add_value(a, b, buf, k, tok):
     if fam in ("L", "UL"):
         shift, mask = (_I32, _IM32) if fam == "L" else (_S32, _M32)
 
-        def impl_l(a, b, buf, k, tok):
+        def impl_l(a, b, buf, k, tok, one=None):
             x = widen(buf[k], tok)
             return a + (x >> shift), b + (x & mask)
 
         return impl_l
-    return lambda a, b, buf, k, tok: (a, b + widen(buf[k], tok))
+    return lambda a, b, buf, k, tok, one=None: (a, b + widen(buf[k], tok))
 
 
 def short_zero(buf, tok):
@@ -3546,9 +3555,8 @@ def short_zero(buf, tok):
 def short_add(a, b, buf, k, tok, one):
     """:func:`add_value` for a row of fewer than 2**21 values, as the short kernels sum them.
 
-    ``one`` is :func:`opaque_one`'s, taken outside the loop: float64
-    values add by :func:`_fused_two_sum` where the CPU has FMA.  Rows of
-    a run-time length (5 to 15 values) took 0.45-0.65x the time of
+    ``one`` is :func:`opaque_one`'s, taken outside the loop, for
+    :func:`add_value`'s fused float64 step.  Rows of a run-time length (5 to 15 values) took 0.45-0.65x the time of
     Fast2Sum's (scalar, a chain per row), literal rows of 2 to 8 values,
     which vectorise across rows, 0.82-1.05x.
 
@@ -3578,9 +3586,7 @@ def _short_zero(buf, tok):
 def _short_add(a, b, buf, k, tok, one):
     if _short_in_f64(buf, tok):
         return lambda a, b, buf, k, tok, one: (a, b + np.float64(buf[k]))
-    if _family(buf, tok) == "D" and FUSED:
-        return lambda a, b, buf, k, tok, one: _fused_two_sum(a, b, widen(buf[k], tok), one)
-    return lambda a, b, buf, k, tok, one: add_value(a, b, buf, k, tok)
+    return lambda a, b, buf, k, tok, one: add_value(a, b, buf, k, tok, one)
 
 
 def store_short(out, i, a, b, n, buf, tok):
@@ -3774,29 +3780,17 @@ def _col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
         def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
             B[j] += _sum8(buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one)
 
-    elif fam == "D" and FUSED:  # TwoSum value by value, three of its adds fused
+    else:  # D, L, UL: both words change, value by value (float64 fused: add_value)
 
         def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
-            a, b = _fused_two_sum(A[j], B[j], widen(buf[k0], tok), one)
-            a, b = _fused_two_sum(a, b, widen(buf[k1], tok), one)
-            a, b = _fused_two_sum(a, b, widen(buf[k2], tok), one)
-            a, b = _fused_two_sum(a, b, widen(buf[k3], tok), one)
-            a, b = _fused_two_sum(a, b, widen(buf[k4], tok), one)
-            a, b = _fused_two_sum(a, b, widen(buf[k5], tok), one)
-            a, b = _fused_two_sum(a, b, widen(buf[k6], tok), one)
-            A[j], B[j] = _fused_two_sum(a, b, widen(buf[k7], tok), one)
-
-    else:  # D (no FMA), L, UL: both words change, value by value as add_value does
-
-        def impl(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
-            a, b = add_value(A[j], B[j], buf, k0, tok)
-            a, b = add_value(a, b, buf, k1, tok)
-            a, b = add_value(a, b, buf, k2, tok)
-            a, b = add_value(a, b, buf, k3, tok)
-            a, b = add_value(a, b, buf, k4, tok)
-            a, b = add_value(a, b, buf, k5, tok)
-            a, b = add_value(a, b, buf, k6, tok)
-            A[j], B[j] = add_value(a, b, buf, k7, tok)
+            a, b = add_value(A[j], B[j], buf, k0, tok, one)
+            a, b = add_value(a, b, buf, k1, tok, one)
+            a, b = add_value(a, b, buf, k2, tok, one)
+            a, b = add_value(a, b, buf, k3, tok, one)
+            a, b = add_value(a, b, buf, k4, tok, one)
+            a, b = add_value(a, b, buf, k5, tok, one)
+            a, b = add_value(a, b, buf, k6, tok, one)
+            A[j], B[j] = add_value(a, b, buf, k7, tok, one)
 
     return impl
 
