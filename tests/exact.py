@@ -8,6 +8,7 @@ lone infinity gives that infinity.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -22,40 +23,44 @@ except ImportError:  # pragma: no cover - ml_dtypes is a test dependency
     BFLOAT16 = None
 
 
-def _as_exact(x):
-    """A scalar as an exact number (int or Fraction) or a non-finite float."""
-    if isinstance(x, (bool, np.bool_)):
-        return int(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    f = float(x)
-    if not math.isfinite(f):
-        return f
-    return Fraction(f)
-
-
 def exact_sum(values):
-    """Exact sum of an iterable of scalars; float('nan')/inf for non-finite input."""
-    total = 0
+    """Exact sum of an iterable of scalars; float('nan')/inf for non-finite input.
+
+    An int when every value is an integer, else a Fraction.  A finite float
+    is ``n / 2**k`` exactly (``float.as_integer_ratio``), so the floats are
+    summed as the integers ``n * 2**(K - k)`` over the largest ``2**K``:
+    the same exact sum as adding Fractions one by one, without a gcd per value.
+    """
+    ints = 0
+    pairs = []
+    shift = 0
     pos_inf = neg_inf = nan = False
     for v in values:
-        e = _as_exact(v)
-        if isinstance(e, float):
-            if math.isnan(e):
+        if isinstance(v, (bool, np.bool_, int, np.integer)):
+            ints += int(v)
+            continue
+        f = float(v)
+        if not math.isfinite(f):
+            if math.isnan(f):
                 nan = True
-            elif e > 0:
+            elif f > 0:
                 pos_inf = True
             else:
                 neg_inf = True
-        else:
-            total += e
+            continue
+        n, d = f.as_integer_ratio()
+        k = d.bit_length() - 1
+        pairs.append((n, k))
+        shift = max(shift, k)
     if nan or (pos_inf and neg_inf):
         return math.nan
     if pos_inf:
         return math.inf
     if neg_inf:
         return -math.inf
-    return total
+    if not pairs:
+        return ints
+    return Fraction(sum(n << (shift - k) for n, k in pairs), 1 << shift) + ints
 
 
 def exact_mean_values(values):
@@ -99,9 +104,36 @@ def exact_mean(a, axis=None):
     count = math.prod(a.shape[d] for d in axes)
     flat = moved.reshape(kshape + (count,)) if nd else moved.reshape(1)
     out = np.empty(kshape, dtype=object)
+    sums = _exact_sums(flat.reshape(-1, count)) if count else None
+    if sums is not None:
+        total, scale = sums
+        out.reshape(-1)[:] = [Fraction(s * scale.numerator, count * scale.denominator)
+                              for s in total]
+        return out
     for idx in np.ndindex(*kshape):
         out[idx] = exact_mean_values(flat[idx].tolist() if nd else flat.tolist())
     return out
+
+
+def _exact_sums(rows):
+    """Exact sums of the rows of a 2-d integer or finite float array, or None.
+
+    Returns Python ints ``total`` and a power of two ``scale`` (an int or a
+    Fraction) with each row's sum exactly ``total[i] * scale``; None when a
+    value is not finite (exact_sum's IEEE rules apply then).  A float is
+    ``m * 2**e`` with ``m`` a 53-bit integer, so every value is an integer
+    times ``2**min(e)``, and numpy sums those Python ints as objects.
+    """
+    if rows.dtype.kind in "biu":
+        return rows.astype(object).sum(axis=1), 1
+    if not np.isfinite(rows).all():
+        return None
+    frac, exp = np.frexp(rows.astype(np.float64))  # every narrower float widens exactly
+    mant = (frac * 2.0**53).astype(np.int64)  # exact: |frac| < 1
+    exp = exp.astype(np.int64) - 53
+    low = int(exp.min(initial=0))
+    ints = np.left_shift(mant.astype(object), (exp - low).astype(object))
+    return ints.sum(axis=1), Fraction(2) ** low
 
 
 def ulp_distance(got, exact, dtype):
@@ -110,7 +142,6 @@ def ulp_distance(got, exact, dtype):
     ``exact`` is a Fraction, int or float.  Non-finite values must match
     exactly (NaN with NaN, inf with the same inf), else the distance is inf.
     """
-    dtype = np.dtype(dtype)
     g = float(got)
     if isinstance(exact, float) and not math.isfinite(exact):
         if math.isnan(exact):
@@ -118,23 +149,32 @@ def ulp_distance(got, exact, dtype):
         return 0.0 if g == exact else math.inf
     if not math.isfinite(g):
         return math.inf
-    exact = Fraction(exact)
-    if BFLOAT16 is not None and dtype == BFLOAT16:
-        mant, emin = 8, -126
-    else:
-        finfo = np.finfo(dtype)
-        mant, emin = finfo.nmant + 1, finfo.minexp
-    mag = abs(exact) if exact != 0 else Fraction(abs(g)) if g != 0 else Fraction(0)
-    if mag == 0:
+    mant, emin = _precision(np.dtype(dtype))
+    en, ed = (exact, 1) if isinstance(exact, np.integer) else exact.as_integer_ratio()
+    en, ed = int(en), int(ed)  # a Fraction of numpy ints holds numpy ints, which wrap
+    gn, gd = g.as_integer_ratio()
+    p, q = (abs(en), ed) if en else (abs(gn), gd)
+    if p == 0:
         return 0.0
-    e = max(math.floor(math.log2(mag)) if mag > 0 else emin, emin)
-    # the ulp of the exact value's binade (log2 may be off by one near powers of two)
-    while Fraction(2) ** e > mag and e > emin:
+    # the exact value's binade: the largest e with 2**e <= p / q, at least emin
+    e = p.bit_length() - q.bit_length()
+    if (p << max(-e, 0)) < (q << max(e, 0)):
         e -= 1
-    while Fraction(2) ** (e + 1) <= mag:
-        e += 1
-    ulp = Fraction(2) ** (e - mant + 1)
-    return float(abs(Fraction(g) - exact) / ulp)
+    e = max(e, emin)
+    # |g - exact| / 2**(e - mant + 1), divided once (int / int rounds correctly)
+    diff = abs(gn * ed - en * gd)
+    den = gd * ed
+    s = mant - 1 - e
+    return (diff << s) / den if s >= 0 else diff / (den << -s)
+
+
+@functools.lru_cache(maxsize=None)
+def _precision(dtype):
+    """``dtype``'s significand bits (with the implicit one) and least normal exponent."""
+    if BFLOAT16 is not None and dtype == BFLOAT16:
+        return 8, -126
+    finfo = np.finfo(dtype)
+    return finfo.nmant + 1, finfo.minexp
 
 
 def trunc_mean(values):
