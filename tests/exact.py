@@ -1,9 +1,10 @@
 """Exact reference means, independent of the package under test.
 
-Every value is lifted to a ``fractions.Fraction`` (or a Python int), summed
-exactly, and divided exactly; only the final comparison rounds.  Non-finite
-inputs follow IEEE rules: any NaN, or +inf together with -inf, gives NaN; a
-lone infinity gives that infinity.
+Every value is taken exactly (a Python int; a finite float as the integer
+``n`` of its ``n / 2**k``), summed exactly in Python ints, and divided
+exactly as a ``fractions.Fraction``; only the final comparison rounds.
+Non-finite inputs follow IEEE rules: any NaN, or +inf together with -inf,
+gives NaN; a lone infinity gives that infinity.
 """
 
 from __future__ import annotations
