@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from exact import exact_mean, exact_mean_values, exact_sum, ulp_distance
+from exact import exact_mean, exact_mean_values, ulp_distance
 
 import reducemean
 
@@ -599,8 +599,8 @@ def test_where_complex_nonfinite_and_out_of_range_parts(values, want):
     # overflows here: the exact means are the reference)
     x = np.array(values, np.complex128)
     if want is None:  # finite: the exact mean of each part, rounded once
-        want = complex(float(Fraction(exact_sum(x.real)) / x.size),
-                       float(Fraction(exact_sum(x.imag)) / x.size))
+        want = complex(float(exact_mean_values(x.real)),
+                       float(exact_mean_values(x.imag)))
     for w in (np.ones(x.shape, bool), np.r_[np.ones(x.shape, bool), False]):
         a = np.r_[x, 7 - 7j] if w.size > x.size else x
         with warnings.catch_warnings():
@@ -884,7 +884,7 @@ def test_float64_at_least_as_accurate_as_numpy():
         for axis in axes:
             got = reducemean.mean(a, axis=axis)
             ref = np.mean(a, axis=axis)
-            ex = _exact_mean_float_fast(a, axis)
+            ex = exact_mean(a, axis)
             check_values(got, a, axis=axis, np_ref=ref, exact=ex)
 
 
@@ -1009,37 +1009,6 @@ def test_where_narrow_floats_that_cancel_are_within_an_ulp():
         ex = np.asarray(exact_mean_where(a.astype(np.float64), axis, mask))
         for idx in np.ndindex(got.shape):
             assert ulp_distance(got[idx], ex[idx], np.float32) <= 1, (axis, idx)
-
-
-def _exact_sum_float_vec(x):
-    """Exact sum (a Fraction) of a 1-d float array: split each value into
-    mantissa halves (int64) and exponent, sum the halves per exponent exactly."""
-    x = np.asarray(x, dtype=np.float64).ravel()
-    m, e = np.frexp(x)
-    mi = (m * 2.0**53).astype(np.int64)  # exact: |mi| < 2**53
-    hi = mi >> 26
-    lo = mi - (hi << 26)  # 0 <= lo < 2**26
-    total = Fraction(0)
-    for ev in np.unique(e):
-        sel = e == ev
-        s = int(hi[sel].sum()) * 2**26 + int(lo[sel].sum())
-        total += Fraction(s) * Fraction(2) ** (int(ev) - 53)
-    return total
-
-
-def _exact_mean_float_fast(a, axis):
-    a = np.asarray(a, dtype=np.float64)
-    nd = a.ndim
-    axes = normalize_axes(axis, nd)
-    kept = [d for d in range(nd) if d not in axes]
-    moved = np.moveaxis(a, kept + list(axes), range(nd))
-    kshape = tuple(a.shape[d] for d in kept)
-    flat = moved.reshape(kshape + (-1,))
-    n = flat.shape[-1]
-    out = np.empty(kshape, object)
-    for idx in np.ndindex(*kshape):
-        out[idx] = _exact_sum_float_vec(flat[idx]) / n
-    return out
 
 
 def test_complex_parts_accuracy():

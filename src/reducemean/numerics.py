@@ -3556,9 +3556,10 @@ def short_add(a, b, buf, k, tok, one):
     """:func:`add_value` for a row of fewer than 2**21 values, as the short kernels sum them.
 
     ``one`` is :func:`opaque_one`'s, taken outside the loop, for
-    :func:`add_value`'s fused float64 step.  Rows of a run-time length (5 to 15 values) took 0.45-0.65x the time of
-    Fast2Sum's (scalar, a chain per row), literal rows of 2 to 8 values,
-    which vectorise across rows, 0.82-1.05x.
+    :func:`add_value`'s fused float64 step.  Rows of a run-time length (5
+    to 15 values) took 0.45-0.65x the time of Fast2Sum's (scalar, a chain
+    per row), literal rows of 2 to 8 values, which vectorise across rows,
+    0.82-1.05x.
 
     int32 values are summed in float64, where :func:`add_value` sums them
     in int64: so few of them sum exactly in float64, and AVX2 converts
