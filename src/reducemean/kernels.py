@@ -56,7 +56,8 @@ from numba.extending import overload
 
 from .cacheload import adopt
 from .numerics import (
-    PAIR_BLOCK, add_value, col_add, col_add8, has_pair_sum, is_16bit, merge, opaque_one, pair_sum,
+    PAIR_BLOCK, add_value, col_add, col_add8, has_pair_sum, is_16bit, least, merge, most,
+    opaque_one, pair_sum,
     run_parts, run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_rows_short,
     run_sum,
     SHORT_VEC_RUNS, SHORT_VEC_STEP, magnitude_join, magnitude_zero, short_add, short_certified,
@@ -93,15 +94,6 @@ _HELPER = dict(_JIT, no_cpython_wrapper=True)
 _ZERO = np.int64(0)
 
 
-@njit(**_HELPER)
-def _total(counts):
-    """The sum of the tasks' out-of-range counts (each task writes its own)."""
-    bad = 0
-    for t in range(counts.shape[0]):
-        bad += counts[t]
-    return bad
-
-
 @njit(**_JIT)
 def tasks_parallel(fn, head, total, counts):
     """A serial kernel over ``len(counts)`` even ranges of units [0, total), in parallel.
@@ -111,7 +103,10 @@ def tasks_parallel(fn, head, total, counts):
     ``counts[t]``.
     """
     run_tasks(fn, head, total, counts)
-    return _total(counts)
+    bad = 0  # the tasks' out-of-range counts (each task writes its own)
+    for t in range(counts.shape[0]):
+        bad += counts[t]
+    return bad
 
 
 @njit(**_JIT)
@@ -205,7 +200,7 @@ def _inner_partial(buf, p, tok, off, lo, hi):
         start, m = _segment(p, off, f, hi, run, step, nr)
         k = 1
         if m == run:  # as many whole runs as follow along the next reduced dim
-            k = min(e2 - (f // run) % e2, (hi - f) // run)
+            k = least(e2 - (f // run) % e2, (hi - f) // run)
         a2, b2 = run_rows(buf, start, m, step, k, s2, tok)
         a, b = merge(a, b, a2, b2, tok)
         f += k * m
@@ -217,7 +212,7 @@ def _segment(p, off, f, hi, run, step, nr):
     """Start and length of the piece of innermost run that flat reduced index ``f`` begins."""
     ro = f // run
     i0 = f - ro * run
-    return off + _reduced_offset(p, ro, nr - 1) + i0 * step, min(run - i0, hi - f)
+    return off + _reduced_offset(p, ro, nr - 1) + i0 * step, least(run - i0, hi - f)
 
 
 @njit(inline="always", **_HELPER)
@@ -539,7 +534,7 @@ def _pair_states(buf, off0, off1, run, lone, tok):
 @njit(inline="always", **_HELPER)
 def _pair_gap(buf, run, tok):
     """How many runs apart the two runs of a pair are, at most: PAIR_GAP bytes' worth."""
-    return max(1, PAIR_GAP // max(1, run * token_step(tok) * buf.itemsize))
+    return most(1, PAIR_GAP // most(1, run * token_step(tok) * buf.itemsize))
 
 
 @njit(inline="always", **_HELPER)
@@ -549,7 +544,7 @@ def _pairs_start(lo, hi, d):
     Items ``b0 + i`` and ``b0 + i + h`` go together, ``h`` up to ``d``, in
     blocks of ``2h`` from ``b0``; the last item alone when ``hi - b0`` is 1.
     """
-    return lo, np.int64(0), min(d, (hi - lo) // 2)
+    return lo, np.int64(0), least(d, (hi - lo) // 2)
 
 
 @njit(inline="always", **_HELPER)
@@ -561,7 +556,7 @@ def _pairs_next(b0, i, h, hi, d):
     if i == h:
         b0 += 2 * h
         i = 0
-        h = min(d, (hi - b0) // 2)
+        h = least(d, (hi - b0) // 2)
     return b0, i, h
 
 
@@ -627,7 +622,7 @@ def _nested_rows(p, o, hi):
     q = o // e
     i = o - q * e
     off, oo = _kept_offsets(p, q, True)
-    return off, oo, i, min(e - i, hi - o)
+    return off, oo, i, least(e - i, hi - o)
 
 
 @njit(**_JIT)
@@ -814,7 +809,7 @@ def _parts_runs(buf, p, tok, o, lo, hi):
         start, m = _segment(p, off, f, hi, run, step, nr)
         k = 1
         if m == run:
-            k = min(e2 - (f // run) % e2, (hi - f) // run)
+            k = least(e2 - (f // run) % e2, (hi - f) // run)
         a2, b2, a3, b3 = run_parts_rows(buf, start, m, step, k, s2, tok)
         ar, br = merge(ar, br, a2, b2, tok)
         ai, bi = merge(ai, bi, a3, b3, tok)
@@ -928,7 +923,7 @@ def parts_nested(buf, p, out, tok, lo, hi):
     while o < hi:
         q = o // e
         i = o - q * e
-        m = min(e - i, hi - o)
+        m = least(e - i, hi - o)
         off, oo = _kept_offsets(p, q, 2)
         for j in range(i, i + m):
             ar, br, ai, bi = _parts_run(buf, off + j * sk, n, step, tok)
@@ -1250,15 +1245,15 @@ def outer_serial(buf, p, out, tok, block, blk, u0, u1):
     bad = 0
     # one pair of state arrays for every unit, zeroed again after each: an
     # allocation per unit cost most of the time of narrow blocks of few rows
-    fa0, fb0 = state_arrays(min(block, ncols), buf, tok)
-    ta0, tb0 = superset_arrays(fa0, fb0, min(block, ncols), step, group, buf, tok)
+    fa0, fb0 = state_arrays(least(block, ncols), buf, tok)
+    ta0, tb0 = superset_arrays(fa0, fb0, least(block, ncols), step, group, buf, tok)
     # the task's arrays borrowed: no reference counts per unit (tasks.borrow)
     bufv, pv, tokv, outv = borrow(buf), borrow(p), borrow(tok), borrow(out)
     fa, fb, ta, tb = borrow(fa0), borrow(fb0), borrow(ta0), borrow(tb0)
     for u in range(u0, u1):
         ko = u // nblocks
         j0 = (u - ko * nblocks) * block
-        width = min(block, ncols - j0)
+        width = least(block, ncols - j0)
         off, oo = _kept_offsets(p, ko, True)
         sa = fa[:width]
         sb = fb[:width]
@@ -1288,13 +1283,13 @@ def outer_pieces(buf, p, pa, pb, tok, block, chunks, blk, lo, hi):
     n = p[1]
     units = nko * nblocks
     nout = p[4]
-    ta, tb = superset_arrays(pa, pb, min(block, ncols), step, group, buf, tok)
+    ta, tb = superset_arrays(pa, pb, least(block, ncols), step, group, buf, tok)
     for v in range(lo, hi):
         c = v // units
         u = v - c * units
         ko = u // nblocks
         j0 = (u - ko * nblocks) * block
-        width = min(block, ncols - j0)
+        width = least(block, ncols - j0)
         src, dst = _kept_offsets(p, ko, True)
         base = c * nout + ko * ncols + j0
         call_task(blk, (buf, p, tok, pa[base:base + width], pb[base:base + width], ta, tb,
@@ -1317,7 +1312,7 @@ def outer_merge(pa, pb, out, p, block, chunks, tok, lo, hi):
     for u in range(lo, hi):
         ko = u // nblocks
         j0 = (u - ko * nblocks) * block
-        width = min(block, ncols - j0)
+        width = least(block, ncols - j0)
         src, oo = _kept_offsets(p, ko, True)
         i0 = ko * ncols + j0
         for i in range(i0, i0 + width):  # into the first piece's states

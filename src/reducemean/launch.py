@@ -413,7 +413,7 @@ def in_tasks(kernel, head, total, ntasks, typed_by):
     run = tasks.bind(kernels.tasks_parallel, kernel, head, typed_by=typed_by)
 
     def call(head):
-        return run(head, total, _empty(ntasks, _I8))  # a count per task: see kernels._total
+        return run(head, total, _empty(ntasks, _I8))  # a count per task: see kernels.tasks_parallel
 
     return call
 

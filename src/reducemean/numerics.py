@@ -36,9 +36,18 @@ the error term); for ``F`` it is ``a``, and ``b`` bounds its rounding error
 ``to_int`` depend only on the state's type, and no sum of 64-bit inputs can
 overflow.  Floats are rounded once at the end.
 No function here uses fast-math: NaN and Inf propagate as IEEE says.
+
+Most of the functions are overloads.  The smallest and the most called
+(the widening, the constants of a type, ``min`` and ``max``, the column
+loop's adds and the stores) are intrinsics instead, emitted in their
+callers or compiled as internal functions (:func:`emitted`): each
+overload is a function Numba compiles on its own, which a cold first call
+pays for.
 """
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 from llvmlite import ir
@@ -170,6 +179,38 @@ _f32_to_f16c = _bit_intrinsic(
 )
 
 
+def _pick(pred, doc):
+    """An intrinsic choosing one of two integers by ``pred`` (``x pred y``: x, else y).
+
+    Numba's own ``min`` and ``max`` are overloads, each compiled through the
+    whole pipeline for every pair of argument types met (a literal is a
+    type of its own): tens of ms apiece on a cold first call.  Here the
+    compare and select are emitted in the caller.
+    """
+
+    def typer(typingctx, x, y):
+        if not (isinstance(x, types.Integer) and isinstance(y, types.Integer)):
+            return None
+        t = typingctx.unify_types(x, y)
+        if not isinstance(t, types.Integer):  # int64 with uint64 unifies to float64
+            return None
+
+        def codegen(context, builder, sig, args):
+            a = context.cast(builder, args[0], x, t)
+            b = context.cast(builder, args[1], y, t)
+            compare = builder.icmp_signed if t.signed else builder.icmp_unsigned
+            return builder.select(compare(pred, a, b), a, b)
+
+        return t(x, y), codegen
+
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+least = _pick("<=", "The smaller of two integers (``min``; see :func:`_pick`).")
+most = _pick(">=", "The larger of two integers (``max``; see :func:`_pick`).")
+
+
 def _host_has(feature, x86_only=False):
     # Only when Numba compiles for this host: a portable target (NUMBA_CPU_NAME)
     # may lack the instruction, and LLVM would then call a runtime helper
@@ -216,22 +257,32 @@ def _hidden_one(builder):
     return builder.asm(fnty, "", "=x,0", [ir.Constant(ir.DoubleType(), 1.0)], False)
 
 
-def fused_add(x, y, one):
+@intrinsic
+def fused_add(typingctx, x, y, one):
     """``x + y`` (``one`` is :func:`opaque_one`'s 1.0), rounded once either way.
 
     Where the CPU has FMA a float64 add is issued as ``fma(x, one, y)``,
     which is exactly ``x + y`` (NaN, Inf and signed zeros alike), on the
     multiply pipes: on Zen 4 float64 adds share two pipes with the
     conversions to float64 of float32 and 16-bit values, and the FMA pipes
-    sit idle.  Integers are added plainly.
+    sit idle.  Other types are added as ``x + y`` is.  An intrinsic: see
+    :func:`widen`.
     """
+    if FUSED and x == types.float64 and y == types.float64 and one == types.float64:
 
+        def fused(context, builder, sig, args):
+            return _fma_ir(builder, args[0], args[2], args[1])
 
-@overload(fused_add, jit_options=_OVERLOAD_OPTS)
-def _fused_add(x, y, one):
-    if FUSED and x == types.float64 and y == types.float64:
-        return lambda x, y, one: _fma(x, one, y)
-    return lambda x, y, one: x + y
+        return types.float64(x, y, one), fused
+    add = typingctx.resolve_function_type(operator.add, (x, y), {})
+    if add is None:
+        return None
+
+    def plain(context, builder, sig, args):
+        vals = [context.cast(builder, v, t, at) for v, t, at in zip(args, (x, y), add.args)]
+        return context.get_function(operator.add, add)(builder, vals)
+
+    return add.return_type(x, y, one), plain
 
 
 @register_jitable
@@ -323,41 +374,66 @@ _REDO_F16 = np.uint16(REDO_F16)
 _REDO_BF16 = np.uint16(REDO_BF16)
 
 
-def widen(x, tok):
-    """A loaded storage value in the accumulator's element type."""
+def _widen_scaled(x, tok):
+    return np.float64(x) * tok[0]
 
 
-@overload(widen, jit_options=_OVERLOAD_OPTS)
-def _widen(x, tok):
-    if isinstance(tok.dtype, types.Float):
-        return lambda x, tok: np.float64(x) * tok[0]
-    if tok.dtype in (types.int16, types.uint16):
-        return lambda x, tok: half_to_f64(x)
-    if tok.dtype in (types.int32, types.uint32):
-        return lambda x, tok: bf16_to_f64(x)
-    if isinstance(x, types.Float):
-        return lambda x, tok: np.float64(x)
-    if isinstance(x, types.Boolean) or (isinstance(x, types.Integer) and not x.signed):
-        return lambda x, tok: np.uint64(x)
-    return lambda x, tok: np.int64(x)
+def _widen_half(x, tok):
+    return half_to_f64(x)
 
 
-def zero_state(buf, tok):
-    """The empty sum, as an ``(a, b)`` state."""
+def _widen_bf16(x, tok):
+    return bf16_to_f64(x)
 
 
-@overload(zero_state, jit_options=_OVERLOAD_OPTS)
-def _zero_state(buf, tok):
+@intrinsic
+def widen(typingctx, x, tok):
+    """A loaded storage value in the accumulator's element type.
+
+    An intrinsic rather than an overload: an overload's implementation is a
+    function of its own, which Numba takes through its whole pipeline
+    (tens of ms on a cold first call) for a conversion of one instruction;
+    here the conversion is emitted in the caller.  The scaled, float16 and
+    bfloat16 readers still compile their few lines as one internal function.
+    """
+    body = None
+    if isinstance(tok.dtype, types.Float):  # float64 read scaled (see scaled_token)
+        res, body = types.float64, _widen_scaled
+    elif tok.dtype in (types.int16, types.uint16):
+        res, body = types.float64, _widen_half
+    elif tok.dtype in (types.int32, types.uint32):
+        res, body = types.float64, _widen_bf16
+    elif isinstance(x, types.Float):
+        res = types.float64
+    elif isinstance(x, types.Boolean) or (isinstance(x, types.Integer) and not x.signed):
+        res = types.uint64
+    else:
+        res = types.int64
+    sig = res(x, tok)
+    if body is not None:
+        return sig, _internal(body)
+    return sig, lambda context, builder, sig, args: context.cast(builder, args[0], x, res)
+
+
+def _zeros(ty, *args):
+    """An intrinsic's signature and codegen for the tuple ``ty`` of zeros, emitted in the caller."""
+
+    def codegen(context, builder, sig, a):
+        return context.make_tuple(builder, ty, [context.get_constant(t, 0) for t in ty])
+
+    return ty(*args), codegen
+
+
+def _zero_state_type(buf, tok):
     fam = _family(buf, tok)
-    if fam in ("F", "D"):
-        return lambda buf, tok: (0.0, 0.0)
-    if fam in ("U", "UL"):
-        return lambda buf, tok: (np.uint64(0), np.uint64(0))
-    return lambda buf, tok: (np.int64(0), np.int64(0))
+    word = {"F": types.float64, "D": types.float64, "U": types.uint64, "UL": types.uint64}
+    return types.UniTuple(word.get(fam, types.int64), 2)
 
 
-def state_arrays(n, buf, tok):
-    """Two zeroed arrays of ``n`` states (one column of ``a``, one of ``b``)."""
+@intrinsic
+def zero_state(typingctx, buf, tok):
+    """The empty sum, as an ``(a, b)`` state (an intrinsic: see :func:`widen`)."""
+    return _zeros(_zero_state_type(buf, tok), buf, tok)
 
 
 def _state_dtype(buf, tok):
@@ -381,14 +457,23 @@ def state_dtype(buf, tok):
     return dt
 
 
-@overload(state_arrays, jit_options=_OVERLOAD_OPTS)
-def _state_arrays(n, buf, tok):
-    dt = _state_dtype(buf, tok)
+@intrinsic
+def state_arrays(typingctx, n, buf, tok):
+    """Two zeroed arrays of ``n`` states (one column of ``a``, one of ``b``).
 
-    def impl(n, buf, tok):
-        return _zeroed(n, dt), _zeroed(n, dt)
+    Emitted in the caller as two :func:`_zeroed` (an intrinsic: see :func:`widen`).
+    """
+    if not isinstance(n, types.Integer):
+        return None
+    arrty = types.Array(from_dtype(np.dtype(_state_dtype(buf, tok))), 1, "C")
+    pair = types.UniTuple(arrty, 2)
 
-    return impl
+    def codegen(context, builder, sig, args):
+        a = _zeroed_ir(context, builder, arrty, args[0], n)
+        b = _zeroed_ir(context, builder, arrty, args[0], n)
+        return context.make_tuple(builder, pair, [a, b])
+
+    return pair(n, buf, tok), codegen
 
 
 @intrinsic
@@ -408,29 +493,34 @@ def _zeroed(typingctx, n, kind):
     arrty = types.Array(kind.instance_type, 1, "C")
 
     def codegen(context, builder, sig, args):
-        from numba.core.imputils import impl_ret_new_ref
-        from numba.np.arrayobj import make_array, populate_array
-
-        intp = context.get_value_type(types.intp)
-        count = context.cast(builder, args[0], sig.args[0], types.intp)
-        itemsize = context.get_abi_sizeof(context.get_data_type(arrty.dtype))
-        size = builder.mul(count, ir.Constant(intp, itemsize))
-        align = context.get_preferred_array_alignment(arrty.dtype)
-        meminfo = context.nrt.meminfo_alloc_aligned(builder, size, align)
-        with builder.if_then(cgutils.is_null(builder, meminfo), likely=False):
-            context.call_conv.return_user_exc(
-                builder, MemoryError, ("cannot allocate the column states",))
-        data = context.nrt.meminfo_data(builder, meminfo)
-        cgutils.memset(builder, data, size, 0)
-        ary = make_array(arrty)(context, builder)
-        populate_array(ary,
-                       data=builder.bitcast(data, context.get_data_type(arrty.dtype).as_pointer()),
-                       shape=cgutils.pack_array(builder, [count], ty=intp),
-                       strides=cgutils.pack_array(builder, [ir.Constant(intp, itemsize)], ty=intp),
-                       itemsize=ir.Constant(intp, itemsize), meminfo=meminfo)
-        return impl_ret_new_ref(context, builder, arrty, ary._getvalue())
+        return _zeroed_ir(context, builder, arrty, args[0], sig.args[0])
 
     return arrty(n, kind), codegen
+
+
+def _zeroed_ir(context, builder, arrty, n, nty):
+    """A new reference to a zeroed C array of type ``arrty``, ``n`` (of type ``nty``) long."""
+    from numba.core.imputils import impl_ret_new_ref
+    from numba.np.arrayobj import make_array, populate_array
+
+    intp = context.get_value_type(types.intp)
+    count = context.cast(builder, n, nty, types.intp)
+    itemsize = context.get_abi_sizeof(context.get_data_type(arrty.dtype))
+    size = builder.mul(count, ir.Constant(intp, itemsize))
+    align = context.get_preferred_array_alignment(arrty.dtype)
+    meminfo = context.nrt.meminfo_alloc_aligned(builder, size, align)
+    with builder.if_then(cgutils.is_null(builder, meminfo), likely=False):
+        context.call_conv.return_user_exc(
+            builder, MemoryError, ("cannot allocate the column states",))
+    data = context.nrt.meminfo_data(builder, meminfo)
+    cgutils.memset(builder, data, size, 0)
+    ary = make_array(arrty)(context, builder)
+    populate_array(ary,
+                   data=builder.bitcast(data, context.get_data_type(arrty.dtype).as_pointer()),
+                   shape=cgutils.pack_array(builder, [count], ty=intp),
+                   strides=cgutils.pack_array(builder, [ir.Constant(intp, itemsize)], ty=intp),
+                   itemsize=ir.Constant(intp, itemsize), meminfo=meminfo)
+    return impl_ret_new_ref(context, builder, arrty, ary._getvalue())
 
 
 @register_jitable
@@ -1826,7 +1916,7 @@ def _parts_f_step2(buf, off, n, tok):
     # complex64: the vector steps of _sum_parts_step2 (eight values each,
     # ending before the run's last value), BOUND_BLOCK floats a block (see
     # _blocked; each part's joined bits its own), then one value at a time
-    m = (max(n, 1) - 1) // 8 * 8
+    m = (most(n, 1) - 1) // 8 * 8
     ar = br = ai = bi = 0.0
     for lo in range(0, 2 * m, BOUND_BLOCK):
         k = 2 * m - lo if 2 * m - lo < BOUND_BLOCK else BOUND_BLOCK
@@ -2991,9 +3081,9 @@ def _short_certified(a, b, buf, off, run, tok):
         for i in range(run):
             x = np.int64(bits(buf[np.uint64(off + i)])) & mask
             if x != 0:  # (a zero adds nothing)
-                e = max((x >> shift) & 0xFF, 1)  # subnormals: as the smallest normals
-                lo = min(lo, e)
-                hi = max(hi, e)
+                e = most((x >> shift) & 0xFF, 1)  # subnormals: as the smallest normals
+                lo = least(lo, e)
+                hi = most(hi, e)
         return 0.0 if hi - lo <= span else b
 
     return impl
@@ -3020,7 +3110,7 @@ def _with_step2(run):
             return run(buf, off, n, stride, tok)
         # steps whose loads end within the run: the last one reads up to the
         # element before the run's last value, never past it
-        m = (max(n, 1) - 1) // 16 * 16
+        m = (most(n, 1) - 1) // 16 * 16
         a, b = _step2_blocks(buf, off, m, tok)
         for i in range(m, n):
             a, b = add_value(a, b, buf, np.uint64(off + 2 * i), tok)
@@ -3210,7 +3300,7 @@ def _pair_i32(buf, off0, off1, n, tok):
 
 def _pair_f64_step2(buf, off0, off1, n, tok):
     # blocks whose loads end within the runs (see _run_plain_f64_step2)
-    m = 8 * ((max(n, 1) - 1) // 8)
+    m = 8 * ((most(n, 1) - 1) // 8)
     if m:
         a0, b0, a1, b1 = _f64_lanes8_step2_pair(buf, off0, off1, m)
     else:
@@ -3223,7 +3313,7 @@ def _pair_f64_step2(buf, off0, off1, n, tok):
 
 def _pair_step2(buf, off0, off1, n, tok):
     # steps whose loads end within the runs (see _with_step2)
-    m = (max(n, 1) - 1) // 16 * 16
+    m = (most(n, 1) - 1) // 16 * 16
     a0, b0, a1, b1 = _step2_pair_blocks(buf, off0, off1, m, tok)
     for i in range(m, n):
         a0, b0 = add_value(a0, b0, buf, np.uint64(off0 + 2 * i), tok)
@@ -3275,17 +3365,15 @@ def pair_sum(typingctx, buf, off0, off1, n, tok):
     return sig, codegen
 
 
-def token_step(tok):
+@intrinsic
+def token_step(typingctx, tok):
     """The step of the runs a reader token is for (see run_token): 2 for rank 3, else 1.
 
-    A compile-time constant.
+    A compile-time constant (an intrinsic: see :func:`widen`).
     """
-
-
-@overload(token_step, jit_options=_OVERLOAD_OPTS)
-def _token_step(tok):
     step = 2 if tok.ndim == 3 else 1
-    return lambda tok: step
+    return types.int64(tok), lambda context, builder, sig, args: context.get_constant(
+        types.int64, step)
 
 
 def _run_impl(buf, tok):
@@ -3362,36 +3450,130 @@ _RUN_TOKENS = {
 }
 
 
-def is_16bit(buf):
-    """Whether ``buf`` holds 16-bit values: a compile-time constant.
+def _constant(value, doc):
+    """An intrinsic whose value is ``value(*argument types)``, a bool known at typing time.
 
-    ``buf.itemsize`` is read from the array at run time, so a branch on it
-    keeps its loop in every dtype's code; this one is folded away.
+    An overload returning a constant is a function of its own, which Numba
+    takes through its whole pipeline on a cold first call; an intrinsic's
+    constant is emitted in the caller, and its branch folded away there.
     """
 
+    def typed(*args):
+        yes = bool(value(*args))
+        return types.boolean(*args), lambda context, builder, sig, a: context.get_constant(
+            types.boolean, yes)
 
-@overload(is_16bit, jit_options=_OVERLOAD_OPTS)
-def _is_16bit(buf):
-    wide = buf.dtype.bitwidth == 16
-    return lambda buf: wide
+    # Numba reads the typer's parameters as the call's: no star arguments
+    if value.__code__.co_argcount == 1:
+        def typer(typingctx, buf):
+            return typed(buf)
+    else:
+        def typer(typingctx, buf, tok):
+            return typed(buf, tok)
+
+    typer.__doc__ = doc
+    return intrinsic(typer)
 
 
-def step2_columns(buf, tok):
-    """Whether the column loop of a plan of every second column has a constant stride.
+is_16bit = _constant(lambda buf: buf.dtype.bitwidth == 16, """\
+Whether ``buf`` holds 16-bit values: a compile-time constant.
 
-    A compile-time constant: a step-2 plan (a rank-3 token, see run_token)
-    of 16-bit values.  Other types sum the contiguous columns such a plan
-    spans instead (kernels.outer_block).
+``buf.itemsize`` is read from the array at run time, so a branch on it
+keeps its loop in every dtype's code; this one is folded away.
+""")
+
+step2_columns = _constant(lambda buf, tok: tok.ndim == 3 and buf.dtype.bitwidth == 16, """\
+Whether the column loop of a plan of every second column has a constant stride.
+
+A compile-time constant: a step-2 plan (a rank-3 token, see run_token) of
+16-bit values.  Other types sum the contiguous columns such a plan spans
+instead (kernels.outer_block).
+""")
+
+
+def _borrowed(context, builder, ty, values):
+    """A tuple of type ``ty`` of the caller's own ``values`` (references taken)."""
+    from numba.core.imputils import impl_ret_borrowed
+
+    return impl_ret_borrowed(context, builder, ty, context.make_tuple(builder, ty, values))
+
+
+def _internal(body):
+    """An intrinsic's codegen that compiles ``body`` (a Python function) for the call's signature.
+
+    The body takes the caller's error model, fast-math flags and NRT, as an
+    overload's does (``compile_internal`` alone would give it Numba's
+    defaults: the Python error model raises on 0 / 0, where a mean of no
+    values is NaN).
     """
 
+    def codegen(context, builder, sig, args):
+        from numba.core.compiler import Flags
 
-@overload(step2_columns, jit_options=_OVERLOAD_OPTS)
-def _step2_columns(buf, tok):
-    yes = tok.ndim == 3 and buf.dtype.bitwidth == 16
-    return lambda buf, tok: yes
+        flags = Flags()
+        flags.inherit_if_not_set("nrt", default=True)
+        flags.inherit_if_not_set("fastmath")
+        flags.inherit_if_not_set("error_model", default="python")
+        flags.inherit_if_not_set("forceinline")
+        cres = context.compile_subroutine(builder, body, sig, flags=flags)
+        return context.call_internal(builder, cres.fndesc, sig, args)
+
+    return codegen
 
 
-def superset_columns(sa, sb, ta, tb, width, step, group, buf, tok):
+def _returns_none(*args):
+    return types.none
+
+
+def _returns_int64(*args):
+    return types.int64
+
+
+def emitted(stub, chooser, returns):
+    """``stub`` as an intrinsic: the body ``chooser`` picks for the argument types, compiled
+    into the caller.
+
+    ``chooser`` is an overload's function (argument types in, a Python
+    function or None out) and ``returns`` gives the body's return type from
+    the argument types.  An overload's body is compiled on its own: the
+    whole pipeline, machine code and a cache file, tens of ms for a few
+    lines on a cold first call, and then linked and optimised again in each
+    caller.  Compiled internally, it is only typed and lowered, once for a
+    process and signature (Numba's ``compile_subroutine``), and optimised in
+    its callers.
+    """
+    import inspect
+
+    params = ", ".join(inspect.signature(stub).parameters)
+    # Numba reads the typer's parameters as the call's: spelled out, not *args
+
+    def typed(args):
+        body = chooser(*args)
+        if body is None:
+            return None
+        return returns(*args)(*args), _internal(body)
+
+    scope = {"typed": typed}
+    exec(f"def {stub.__name__}(typingctx, {params}):\n    return typed(({params},))\n", scope)
+    typer = scope[stub.__name__]
+    typer.__doc__ = stub.__doc__
+    typer.__module__ = stub.__module__
+    typer.__qualname__ = stub.__qualname__
+    return intrinsic(typer)
+
+
+def _superset_columns_body(sa, sb, ta, tb, width, step, group, buf, tok):
+    if group == 1 and step != 2:
+        return sa, sb, width, step
+    wide = _superset_width(width, step, group)
+    for j in range(wide):
+        ta[j] = 0
+        tb[j] = 0
+    return ta[:wide], tb[:wide], wide, np.int64(1)
+
+
+@intrinsic
+def superset_columns(typingctx, sa, sb, ta, tb, width, step, group, buf, tok):
     """``(sa, sb, width, step)`` for the column loop of a plan of every second column, or of groups.
 
     For a step-2 plan (a rank-3 token, see run_token) of types other than
@@ -3406,25 +3588,15 @@ def superset_columns(sa, sb, ta, tb, width, step, group, buf, tok):
     group``.  The states are the start of ``ta``/``tb``
     (:func:`superset_arrays`), zeroed here.  Otherwise the arguments
     themselves, decided at compile time, so no other kernel compiles the
-    loop.
+    loop.  An intrinsic (see :func:`widen`): the arguments' case compiles
+    nothing.
     """
-
-
-@overload(superset_columns, jit_options=_OVERLOAD_OPTS)
-def _superset_columns(sa, sb, ta, tb, width, step, group, buf, tok):
-    if not _has_superset(buf, tok):
-        return lambda sa, sb, ta, tb, width, step, group, buf, tok: (sa, sb, width, step)
-
-    def impl(sa, sb, ta, tb, width, step, group, buf, tok):
-        if group == 1 and step != 2:
-            return sa, sb, width, step
-        wide = _superset_width(width, step, group)
-        for j in range(wide):
-            ta[j] = 0
-            tb[j] = 0
-        return ta[:wide], tb[:wide], wide, np.int64(1)
-
-    return impl
+    ret = types.Tuple((sa, sb, width, step))
+    sig = ret(sa, sb, ta, tb, width, step, group, buf, tok)
+    if _has_superset(buf, tok):
+        return sig, _internal(_superset_columns_body)
+    return sig, lambda context, builder, sig, args: _borrowed(
+        context, builder, ret, [args[0], args[1], args[4], args[5]])
 
 
 def _has_superset(buf, tok):
@@ -3438,7 +3610,14 @@ def _superset_width(width, step, group):
     return (width - 1) // group * step + (width - 1) % group + 1
 
 
-def superset_arrays(sa, sb, width, step, group, buf, tok):
+def _superset_arrays_body(sa, sb, width, step, group, buf, tok):
+    if group == 1 and step != 2 or width < 1:
+        return sa, sb
+    return state_arrays(_superset_width(width, step, group), buf, tok)
+
+
+@intrinsic
+def superset_arrays(typingctx, sa, sb, width, step, group, buf, tok):
     """The states :func:`superset_columns` uses for blocks of up to ``width`` columns.
 
     Allocated once by each column kernel's call, not by each block: blocks
@@ -3447,59 +3626,47 @@ def superset_arrays(sa, sb, width, step, group, buf, tok):
     two threads took 6x the time of one ((786432, 2, 16) float32 over axis
     1: 150 ms, 61440 page faults a call, against 25 ms).  ``sa``/``sb``
     themselves, unused, for plans without a superset (decided at compile
-    time, as there): no allocation.
+    time, as there): no allocation, and nothing compiled (an intrinsic).
     """
+    ret = types.Tuple((sa, sb))
+    sig = ret(sa, sb, width, step, group, buf, tok)
+    if _has_superset(buf, tok):
+        return sig, _internal(_superset_arrays_body)
+    return sig, lambda context, builder, sig, args: _borrowed(context, builder, ret, args[:2])
 
 
-@overload(superset_arrays, jit_options=_OVERLOAD_OPTS)
-def _superset_arrays(sa, sb, width, step, group, buf, tok):
-    if not _has_superset(buf, tok):
-        return lambda sa, sb, width, step, group, buf, tok: (sa, sb)
-
-    def impl(sa, sb, width, step, group, buf, tok):
-        if group == 1 and step != 2 or width < 1:
-            return sa, sb
-        return state_arrays(_superset_width(width, step, group), buf, tok)
-
-    return impl
+def _keep_every(keep_a, keep_b, sa, sb, width, step, group, buf, tok):
+    for j in range(width):
+        keep_a[j] = sa[j * step]
+        keep_b[j] = sb[j * step]
 
 
-def superset_keep(keep_a, keep_b, sa, sb, width, step, group, buf, tok):
+def _keep_groups(keep_a, keep_b, sa, sb, width, step, group, buf, tok):
+    k = 0  # a running offset: no division per state
+    i = 0
+    for j in range(width):
+        keep_a[j] = sa[k + i]
+        keep_b[j] = sb[k + i]
+        i += 1
+        if i == group:
+            i = 0
+            k += step
+
+
+@intrinsic
+def superset_keep(typingctx, keep_a, keep_b, sa, sb, width, step, group, buf, tok):
     """Copy the view's ``width`` states out of the superset's (see :func:`superset_columns`).
 
     Only plans with a superset compile a loop: a rank-3 token's takes every
     ``step``-th state, a rank-4 token's ``group`` states of every ``step``.
     For the others it is empty, so their first call compiles no copy (a
     cold (1024, 1024) float32 column call ran 0.8 G instructions more with
-    the groups' loop compiled in, 13.1 G).
+    the groups' loop compiled in, 13.1 G), nor anything else (an intrinsic).
     """
-
-
-@overload(superset_keep, jit_options=_OVERLOAD_OPTS)
-def _superset_keep(keep_a, keep_b, sa, sb, width, step, group, buf, tok):
+    sig = types.none(keep_a, keep_b, sa, sb, width, step, group, buf, tok)
     if not _has_superset(buf, tok):
-        return lambda keep_a, keep_b, sa, sb, width, step, group, buf, tok: None
-    if tok.ndim == 3:
-
-        def every(keep_a, keep_b, sa, sb, width, step, group, buf, tok):
-            for j in range(width):
-                keep_a[j] = sa[j * step]
-                keep_b[j] = sb[j * step]
-
-        return every
-
-    def groups(keep_a, keep_b, sa, sb, width, step, group, buf, tok):
-        k = 0  # a running offset: no division per state
-        i = 0
-        for j in range(width):
-            keep_a[j] = sa[k + i]
-            keep_b[j] = sb[k + i]
-            i += 1
-            if i == group:
-                i = 0
-                k += step
-
-    return groups
+        return sig, lambda context, builder, sig, args: context.get_dummy_value()
+    return sig, _internal(_keep_every if tok.ndim == 3 else _keep_groups)
 
 
 def add_value(a, b, buf, k, tok, one=None):
@@ -3548,10 +3715,6 @@ def _add_value(a, b, buf, k, tok, one=None):
     return lambda a, b, buf, k, tok, one=None: (a, b + widen(buf[k], tok))
 
 
-def short_zero(buf, tok):
-    """The empty sum of a short row, as an ``(a, b)`` state (see :func:`short_add`)."""
-
-
 def short_add(a, b, buf, k, tok, one):
     """:func:`add_value` for a row of fewer than 2**21 values, as the short kernels sum them.
 
@@ -3576,11 +3739,15 @@ def _short_in_f64(buf, tok):
     return _family(buf, tok) == "I" and buf.dtype == types.int32
 
 
-@overload(short_zero, jit_options=_OVERLOAD_OPTS)
-def _short_zero(buf, tok):
+@intrinsic
+def short_zero(typingctx, buf, tok):
+    """The empty sum of a short row, as an ``(a, b)`` state (see :func:`short_add`).
+
+    An intrinsic (see :func:`widen`).
+    """
     if _short_in_f64(buf, tok):
-        return lambda buf, tok: (np.int64(0), 0.0)
-    return lambda buf, tok: zero_state(buf, tok)
+        return _zeros(types.Tuple((types.int64, types.float64)), buf, tok)
+    return _zeros(_zero_state_type(buf, tok), buf, tok)
 
 
 @overload(short_add, jit_options=_OVERLOAD_OPTS)
@@ -3691,7 +3858,6 @@ def col_add(A, B, j, buf, k, tok):
     """Add ``buf[k]`` (a storage value) into column ``j``'s state."""
 
 
-@overload(col_add, jit_options=_OVERLOAD_OPTS)
 def _col_add(A, B, j, buf, k, tok):
     fam = _family(buf, tok)
     if fam == "F":
@@ -3713,6 +3879,9 @@ def _col_add(A, B, j, buf, k, tok):
             B[j] += widen(buf[k], tok)
 
     return impl
+
+
+col_add = emitted(col_add, _col_add, _returns_none)
 
 
 @register_jitable
@@ -3753,7 +3922,6 @@ def col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
     """
 
 
-@overload(col_add8, jit_options=_OVERLOAD_OPTS)
 def _col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
     fam = _family(buf, tok)
     if fam == "F" and tok.dtype.bitwidth == 16:
@@ -3794,6 +3962,9 @@ def _col_add8(A, B, j, buf, k0, k1, k2, k3, k4, k5, k6, k7, tok, one):
             A[j], B[j] = add_value(a, b, buf, k7, tok, one)
 
     return impl
+
+
+col_add8 = emitted(col_add8, _col_add8, _returns_none)
 
 
 def to_float(a, b, n, tok):
@@ -3837,12 +4008,17 @@ def _fma(typingctx, x, y, z):
         return None
 
     def codegen(context, builder, sig, args):
-        f64 = ir.DoubleType()
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(f64, [f64] * 3), "llvm.fma.f64")
-        return builder.call(fn, args)
+        return _fma_ir(builder, *args)
 
     return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+def _fma_ir(builder, x, y, z):
+    """LLVM's ``fma(x, y, z)`` of three float64 values, emitted by ``builder``."""
+    f64 = ir.DoubleType()
+    fn = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(f64, [f64] * 3), "llvm.fma.f64")
+    return builder.call(fn, [x, y, z])
 
 
 def _make_split_divmod(shift16, mask16, shift32):
@@ -4069,7 +4245,6 @@ _INT_BLOCK = {
 }
 
 
-@overload(store_block, jit_options=_OVERLOAD_OPTS)
 def _store_block(out, oo, ostep, A, B, n, tok):
     if isinstance(A.dtype, types.Integer) and out.ndim == 1:
         if isinstance(out.dtype, types.Float):
@@ -4079,12 +4254,26 @@ def _store_block(out, oo, ostep, A, B, n, tok):
     return _store_each
 
 
-@register_jitable
-def _out_of_range(a):
-    return np.int64(0) if abs(a) <= _SUM_LIMIT else np.int64(1)
+store_block = emitted(store_block, _store_block, _returns_int64)
 
 
-@overload(store, jit_options=_OVERLOAD_OPTS)
+@intrinsic
+def _out_of_range(typingctx, a):
+    """1 if the float sum ``a`` is past :data:`_SUM_LIMIT` or NaN, else 0 (see :func:`widen`)."""
+    if not isinstance(a, types.Float):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x = context.cast(builder, args[0], a, types.float64)
+        fabs = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.DoubleType(), [ir.DoubleType()]), "llvm.fabs.f64")
+        inside = builder.fcmp_ordered("<=", builder.call(fabs, [x]),
+                                      ir.Constant(ir.DoubleType(), _SUM_LIMIT))
+        return builder.zext(builder.not_(inside), ir.IntType(64))
+
+    return types.int64(a), codegen
+
+
 def _store(out, i, a, b, n, tok):
     if out.ndim == 2:  # the state itself, for callers that merge partial sums later
         if isinstance(a, types.Float):
@@ -4168,3 +4357,6 @@ def _store(out, i, a, b, n, tok):
         return np.int64(0)
 
     return impl_f
+
+
+store = emitted(store, _store, _returns_int64)
