@@ -129,6 +129,39 @@ def test_tokens_are_distinct_types():
 
 
 @njit
+def _least_most(a, b):
+    return numerics.least(a, b), numerics.most(a, b)
+
+
+@njit
+def _least_most_literal(a):
+    return numerics.least(a, 7), numerics.most(1, a)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.int32, np.uint8])
+def test_least_and_most_are_min_and_max_of_integers(dtype):
+    info = np.iinfo(dtype)
+    values = sorted({int(info.min), int(info.min) + 1, 0, 1, 7, 8, int(info.max) - 1,
+                     int(info.max)} | ({-8, -7, -1} if info.min < 0 else set()))
+    for a in values:
+        for b in values:
+            got = _least_most(dtype(a), dtype(b))
+            assert [int(g) for g in got] == [min(a, b), max(a, b)], (a, b)
+
+
+@pytest.mark.parametrize("a", [-(2**63), -8, 0, 6, 7, 8, 2**63 - 1])
+def test_least_and_most_take_literals(a):
+    got = _least_most_literal(np.int64(a))
+    assert [int(g) for g in got] == [min(a, 7), max(1, a)]
+
+
+def test_least_and_most_refuse_mixed_signedness():
+    # int64 with uint64 has no integer type to compare in (Numba's min gives a float)
+    with pytest.raises(Exception, match="least"):
+        _least_most(np.int64(1), np.uint64(2))
+
+
+@njit
 def _to_bf16_all(x):
     out = np.empty(x.size, np.uint16)
     for i in range(x.size):
