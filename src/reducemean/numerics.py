@@ -3369,11 +3369,9 @@ def pair_sum(typingctx, buf, off0, off1, n, tok):
 def token_step(typingctx, tok):
     """The step of the runs a reader token is for (see run_token): 2 for rank 3, else 1.
 
-    A compile-time constant (an intrinsic: see :func:`widen`).
+    A compile-time constant (an intrinsic: see :func:`_constant`).
     """
-    step = 2 if tok.ndim == 3 else 1
-    return types.int64(tok), lambda context, builder, sig, args: context.get_constant(
-        types.int64, step)
+    return types.int64(tok), _constant(types.int64, 2 if tok.ndim == 3 else 1)
 
 
 def _run_impl(buf, tok):
@@ -3450,45 +3448,36 @@ _RUN_TOKENS = {
 }
 
 
-def _constant(value, doc):
-    """An intrinsic whose value is ``value(*argument types)``, a bool known at typing time.
+def _constant(ty, value):
+    """An intrinsic's codegen for the constant ``value`` of Numba type ``ty``, emitted in place.
 
     An overload returning a constant is a function of its own, which Numba
     takes through its whole pipeline on a cold first call; an intrinsic's
-    constant is emitted in the caller, and its branch folded away there.
+    constant is emitted in the caller, and a branch on it folded away there.
     """
-
-    def typed(*args):
-        yes = bool(value(*args))
-        return types.boolean(*args), lambda context, builder, sig, a: context.get_constant(
-            types.boolean, yes)
-
-    # Numba reads the typer's parameters as the call's: no star arguments
-    if value.__code__.co_argcount == 1:
-        def typer(typingctx, buf):
-            return typed(buf)
-    else:
-        def typer(typingctx, buf, tok):
-            return typed(buf, tok)
-
-    typer.__doc__ = doc
-    return intrinsic(typer)
+    return lambda context, builder, sig, args: context.get_constant(ty, value)
 
 
-is_16bit = _constant(lambda buf: buf.dtype.bitwidth == 16, """\
-Whether ``buf`` holds 16-bit values: a compile-time constant.
+@intrinsic
+def is_16bit(typingctx, buf):
+    """Whether ``buf`` holds 16-bit values: a compile-time constant.
 
-``buf.itemsize`` is read from the array at run time, so a branch on it
-keeps its loop in every dtype's code; this one is folded away.
-""")
+    ``buf.itemsize`` is read from the array at run time, so a branch on it
+    keeps its loop in every dtype's code; this one is folded away.
+    """
+    return types.boolean(buf), _constant(types.boolean, buf.dtype.bitwidth == 16)
 
-step2_columns = _constant(lambda buf, tok: tok.ndim == 3 and buf.dtype.bitwidth == 16, """\
-Whether the column loop of a plan of every second column has a constant stride.
 
-A compile-time constant: a step-2 plan (a rank-3 token, see run_token) of
-16-bit values.  Other types sum the contiguous columns such a plan spans
-instead (kernels.outer_block).
-""")
+@intrinsic
+def step2_columns(typingctx, buf, tok):
+    """Whether the column loop of a plan of every second column has a constant stride.
+
+    A compile-time constant: a step-2 plan (a rank-3 token, see run_token) of
+    16-bit values.  Other types sum the contiguous columns such a plan spans
+    instead (kernels.outer_block).
+    """
+    yes = tok.ndim == 3 and buf.dtype.bitwidth == 16
+    return types.boolean(buf, tok), _constant(types.boolean, yes)
 
 
 def _borrowed(context, builder, ty, values):
