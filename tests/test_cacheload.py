@@ -17,6 +17,7 @@ print("float32", float(reducemean.mean(a)), reducemean.mean(a, axis=0)[:2].tolis
       reducemean.mean(a[:, ::2], axis=1)[:2].tolist())
 print("refreshed", len(refreshes) > 0)
 print("arrayobj", "numba.np.arrayobj" in sys.modules)
+print("numpy.ma", "numpy.ma" in sys.modules)
 if len(sys.argv) > 1:  # then a dtype no earlier process compiled: the compiler must still work
     b = np.arange(-600, 600, dtype=np.int16).reshape(40, 30)
     print("int16", reducemean.mean(b, axis=1).tolist() == b.mean(axis=1).tolist(),
@@ -49,4 +50,6 @@ def test_a_warm_process_loads_its_kernels_without_readying_numbas_compiler(tmp_p
     # import a load would otherwise pay.
     assert "arrayobj True" in cold.stdout
     assert "arrayobj False" in warm.stdout
+    # Nor does typing their arguments import numpy.ma (valuetypes).
+    assert "numpy.ma False" in warm.stdout
     assert "int16 True True True" in warm.stdout

@@ -21,6 +21,8 @@ from numba.core.caching import FunctionCache
 from numba.core.dispatcher import Dispatcher
 from numba.core.runtime import rtsys
 
+from .valuetypes import type_arguments
+
 
 def _loading_only():
     """The target context's ``refresh`` while a cached function loads."""
@@ -47,12 +49,15 @@ def adopt(namespace):
     """Give every disk-cached dispatcher among ``namespace``'s values the light load.
 
     ``namespace`` is a module's ``globals()``; dispatchers without
-    ``cache=True`` are left alone.
+    ``cache=True`` are left alone.  Those adopted also type a first call's
+    arguments with :mod:`reducemean.valuetypes`, which imports nothing
+    either.
     """
     for value in list(namespace.values()):
         cache = getattr(value, "_cache", None)
         if isinstance(value, Dispatcher) and type(cache) is FunctionCache:
             cache.__class__ = _LoadOnly
+            type_arguments(value)
 
 
 __all__ = ["adopt"]

@@ -31,6 +31,7 @@ import numpy as np
 from . import kernels, tasks
 from .numerics import PAIR_BLOCK, pairs_runs, run_token, small_sums_token, state_dtype
 from .plan import SHORT_RUN
+from .valuetypes import typeof
 
 #: Work, in elements read (plan.Plan.weight) times the dispatch entry's cost
 #: (2 for float64, 1 otherwise), below which a reduction runs on the calling
@@ -181,7 +182,7 @@ def compiled(kernel, args):
     that only reads it.
     """
     try:
-        return kernel.overloads[tuple(numba.typeof(x) for x in args)].entry_point
+        return kernel.overloads[tuple(typeof(x) for x in args)].entry_point
     except (KeyError, AttributeError):  # not compiled for these exact types
         return kernel
 

@@ -51,10 +51,12 @@ import operator
 
 import numpy as np
 from llvmlite import ir
-from numba import carray, njit, typeof, types
+from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload, register_jitable
 from numba.np.numpy_support import from_dtype
+
+from .valuetypes import typeof
 
 # Reader tokens: empty arrays whose dtype tells the kernels how to widen a
 # value (signed: fast float64 sums for narrow floats) and, for the unsigned

@@ -23,10 +23,12 @@ import functools
 
 import numpy as np
 from llvmlite import ir
-from numba import typeof, types
+from numba import types
 from numba.core import cgutils
 from numba.core.callconv import Status
 from numba.extending import intrinsic
+
+from .valuetypes import typeof
 
 #: Drivers' entry points with a task's address bound (see bind).
 _BOUND: dict = {}
@@ -252,7 +254,7 @@ def address(task, head):
     argument types; ``lo`` and ``hi`` are int64.  Not memoised here: bind,
     which calls it, keeps what it binds.
     """
-    tys = tuple(task.typeof_pyval(v) for v in head) + (types.int64, types.int64)
+    tys = tuple(typeof(v) for v in head) + (types.int64, types.int64)
     task.compile(tys)
     cres = task.overloads[tys]
     if cres.signature.return_type != types.int64:
