@@ -53,3 +53,48 @@ def test_a_warm_process_loads_its_kernels_without_readying_numbas_compiler(tmp_p
     # Nor does typing their arguments import numpy.ma (valuetypes).
     assert "numpy.ma False" in warm.stdout
     assert "int16 True True True" in warm.stdout
+
+
+_LIGHT_SCRIPT = """
+import sys
+import numpy as np, reducemean
+from reducemean import cacheload
+if len(sys.argv) > 1:  # the kernels' registries refused: each compile must fall back
+    def refuse(context):
+        raise RuntimeError("light registries refused")
+    cacheload._kernel_registries = refuse
+rng = np.random.default_rng(0)
+ok = True
+dtypes = (np.float32, np.float64, np.float16, np.int32, np.uint8, np.complex64, np.bool_)
+for dt in dtypes[:2] if len(sys.argv) > 1 else dtypes:
+    x = (rng.random((40, 6, 10)) * 10).astype(dt)
+    for v, ax in ((x, 1), (x, (0, 2)), (x[..., ::2], 0), (x.T, None), (x[:, 0], 0)):
+        ok &= np.allclose(reducemean.mean(v, axis=ax), np.mean(v, axis=ax, dtype=np.float64),
+                          rtol=1e-3 if dt == np.float16 else 1e-6)
+    w = (rng.random((30, 20)) * 10).astype(dt)
+    ok &= np.allclose(reducemean.mean(w, axis=1, where=w > 2),
+                      np.mean(w, axis=1, where=w > 2, dtype=np.float64), rtol=1e-3, equal_nan=True)
+print("results", ok)
+print("retried", len(cacheload.RETRIED), sorted({e for _, e in cacheload.RETRIED})[:3])
+print("random", "numba.np.random.generator_methods" in sys.modules)
+"""
+
+
+def test_kernels_compile_with_their_own_lowering_and_fall_back_on_numbas_full_set(tmp_path):
+    runs = [subprocess.run([sys.executable, "-c", _LIGHT_SCRIPT, *extra], capture_output=True,
+                           text=True, timeout=900,
+                           env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / str(len(extra)))))
+            for extra in ((), ("refuse",))]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert "results True" in r.stdout
+    light, refused = runs
+    # Every kernel of these first calls compiled with the kernels' lowering
+    # alone, so none of Numba's other modules (random numbers here) came in.
+    assert "retried 0 []" in light.stdout
+    assert "random False" in light.stdout
+    # With the light set refused, every compile went again after Numba's
+    # full refresh, and was right.
+    assert "retried 0" not in refused.stdout
+    assert "light registries refused" in refused.stdout
+    assert "random True" in refused.stdout
