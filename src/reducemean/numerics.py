@@ -35,7 +35,12 @@ the error term); for ``F`` it is ``a``, and ``b`` bounds its rounding error
 ``a * 2**32 + b`` in exact integer arithmetic, so ``merge``, ``to_float`` and
 ``to_int`` depend only on the state's type, and no sum of 64-bit inputs can
 overflow.  Floats are rounded once at the end.
-No function here uses fast-math: NaN and Inf propagate as IEEE says.
+No function here uses the ``nnan`` or ``ninf`` fast-math flags, so NaN and
+Inf propagate as IEEE says.  The plain ``F`` sums' loops (``_block_f`` and
+its kin) ask for ``reassoc`` and ``contract``, which let LLVM vectorise them:
+their float64 sums of narrower values carry a bound of the rounding error
+whatever the order (:func:`bounded`).  Compensated and integer sums use no
+fast-math at all.
 
 Most of the functions are overloads.  The smallest and the most called
 (the widening, the constants of a type, ``min`` and ``max``, the column
