@@ -98,3 +98,14 @@ def test_kernels_compile_with_their_own_lowering_and_fall_back_on_numbas_full_se
     assert "retried 0" not in refused.stdout
     assert "light registries refused" in refused.stdout
     assert "random True" in refused.stdout
+
+
+def test_a_dispatcher_without_numbas_compiler_internals_is_left_as_it_is():
+    import types
+
+    from reducemean import cacheload
+
+    for stranger in (types.SimpleNamespace(), types.SimpleNamespace(_compiler=object())):
+        before = dict(vars(stranger))
+        cacheload._compiles_light(stranger)
+        assert vars(stranger) == before

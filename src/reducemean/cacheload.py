@@ -85,9 +85,15 @@ def _kernel_registries(context):
 
 
 def _compiles_light(dispatcher):
-    """Make ``dispatcher`` compile with :func:`_kernel_registries`, falling back on the full set."""
-    compiler = dispatcher._compiler
-    core = compiler._compile_core
+    """Make ``dispatcher`` compile with :func:`_kernel_registries`, falling back on the full set.
+
+    A dispatcher without Numba's compiler internals this relies on is left
+    to compile as Numba does.
+    """
+    compiler = getattr(dispatcher, "_compiler", None)
+    core = getattr(compiler, "_compile_core", None)
+    if core is None or not hasattr(compiler, "targetdescr"):
+        return
 
     def _compile_core(args, return_type):
         # Dispatcher.compile calls this under Numba's global compiler lock,
