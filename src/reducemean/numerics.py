@@ -432,9 +432,7 @@ def _zeros(ty, *args):
 
 
 def _zero_state_type(buf, tok):
-    fam = _family(buf, tok)
-    word = {"F": types.float64, "D": types.float64, "U": types.uint64, "UL": types.uint64}
-    return types.UniTuple(word.get(fam, types.int64), 2)
+    return types.UniTuple(_state_word(buf, tok), 2)
 
 
 @intrinsic
@@ -447,6 +445,11 @@ def _state_dtype(buf, tok):
     """The element type of the states of ``buf`` (a Numba array type) read by ``tok``."""
     fam = _family(buf, tok)
     return {"F": np.float64, "D": np.float64, "U": np.uint64, "UL": np.uint64}.get(fam, np.int64)
+
+
+def _state_word(buf, tok):
+    """:func:`_state_dtype` as a Numba type."""
+    return from_dtype(np.dtype(_state_dtype(buf, tok)))
 
 
 _STATE_DTYPES: dict = {}
@@ -472,7 +475,7 @@ def state_arrays(typingctx, n, buf, tok):
     """
     if not isinstance(n, types.Integer):
         return None
-    arrty = types.Array(from_dtype(np.dtype(_state_dtype(buf, tok))), 1, "C")
+    arrty = types.Array(_state_word(buf, tok), 1, "C")
     pair = types.UniTuple(arrty, 2)
 
     def codegen(context, builder, sig, args):
