@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from reducemean import launch
-from reducemean.bench import cases, cli, peers, report, sweep, threshold, timing
+from reducemean.bench import cases, cli, peers, report, sweep, targets, threshold, timing
 
 OPTIONAL = ("torch", "openvino", "onnxruntime", "tqdm", "matplotlib")
 
@@ -77,6 +77,14 @@ def test_cli_tiny_without_optional_packages(tmp_path, monkeypatch, capsys):
     assert [s["case"] for s in record["scaling"]] == [c for c, _ in cases.SCALING_CASES]
     for s in record["scaling"]:
         assert all(r["ceiling_share"] > 0 and r["ceiling_gbps"] > 0 for r in s["rows"])
+    # tiny inputs are not the suite's large ones: the large targets are not judged
+    share, peers_, small = record["targets"][:3]
+    assert share["met"] is None and peers_["met"] is None
+    assert small["target"].startswith("small inputs")
+    # every small shape but the one-element array, in each dtype
+    assert small["total"] == (len(cases.SMALL) - 1) * len(cases.SMALL_DTYPES)
+    assert "Targets, judged from this run's figures:" in text
+    assert "- large inputs faster than every peer: not assessed" in text
 
 
 def test_cli_tiny_with_installed_peers(tmp_path, capsys):
@@ -324,3 +332,71 @@ def test_sweep_inputs_have_their_dtype_and_view():
         x = sweep.make((6, 8), dt, "step2")
         assert x.dtype == dt and x.shape == (6, 4) and not x.flags.c_contiguous
         assert sweep.make((6, 8), dt, "T").shape == (8, 6)
+
+
+def _large_row(case, dtype, share, **peer_ratios):
+    res = {"reducemean": {"median_s": 1.0, "gbps": 1.0, "ceiling_share": share}}
+    for name, ratio in peer_ratios.items():
+        copied = name.endswith("_copy")
+        res[name.removesuffix("_copy")] = {"median_s": ratio, "vs_reducemean": ratio,
+                                           "copied": copied}
+    return {"case": case, "dtype": dtype, "results": res}
+
+
+def test_targets_hold_each_figure_to_its_target():
+    record = {
+        "ceiling": {"gbps_best": 50.0},
+        "large": [
+            _large_row("whole", "float32", 0.90, numpy=2.0, torch=1.01),
+            _large_row("rows", "float64", 0.85, torch=0.97, onnxruntime_copy=0.5),
+            _large_row("step2_rows", "int32", 0.45, numpy=3.0),
+            _large_row("tall_skinny", "float16", 0.30, openvino=1.5),
+            _large_row("tall_skinny", "bfloat16", 0.20, torch=1.0),  # a tie is not faster
+        ],
+        "settings": {"scale": 1.0},
+        "small": [
+            {"shape": [1], "axes": None, "dtype": "float32", "reducemean_s": 2.0, "numpy_s": 1.0},
+            {"shape": [8, 8], "axes": None, "dtype": "float32", "reducemean_s": 1.0, "numpy_s": 2.0},
+            {"shape": [256, 256], "axes": [0], "dtype": "float64", "reducemean_s": 2.0,
+             "numpy_s": 1.6},
+        ],
+        "overhead": {"reducemean_s": 1.5e-6, "numpy_s": 2e-6},
+        "coldstart": {
+            "dtype": "float32", "small_shape": [8, 8], "big_shape": [1024, 1024],
+            "cold": {"import_s": 0.4, "first_small_s": 2.5, "first_big_s": 1.0},
+            "warm": {"import_s": 0.3, "first_small_s": 0.1, "first_big_s": 0.5},
+            "columns": {"cold": {"import_s": 0.4, "first_big_s": 2.7},
+                        "warm": {"import_s": 0.45, "first_big_s": 0.1}},
+        },
+    }
+    got = {e["target"]: e for e in targets.assess(record)}
+    share, peers_, small, layer, warm, cold = got.values()
+    # three rows judged for the share (the tall-skinny ones are not)
+    assert (share["total"], share["met"]) == (3, False)
+    assert share["misses"] == ["step2_rows int32 45%"]
+    # five rows judged against the peers: rows behind torch and the copied onnxruntime,
+    # bfloat16 tall-skinny only tied with torch
+    assert (peers_["total"], peers_["passed"]) == (5, 3)
+    assert peers_["misses"] == ["rows float64 (torch 0.97x, onnxruntime 0.50x*)",
+                                "tall_skinny bfloat16 (torch 1.00x)"]
+    assert (small["total"], small["passed"]) == (2, 1)
+    assert small["misses"] == ["(256, 256) axes (0,) float64 0.80x"]
+    assert layer["met"] is False and layer["misses"] == ["1.50 us (numpy.mean 2.00 us)"]
+    # warm: 0.4 s for the rows, 0.55 s for the columns' process; cold: 2.9 and 3.1 s
+    assert warm["misses"] == ["float32 (1024, 1024) columns 0.55 s"] and warm["total"] == 2
+    assert cold["misses"] == ["float32 (1024, 1024) columns 3.10 s"] and cold["passed"] == 1
+    text = targets.format_report(list(got.values()))
+    assert "- import and first call within 0.5 s, warm cache: 1 of 2" in text
+    assert "- Python layer under 1 us (a one-element mean, kernel call included): not met" in text
+    assert "    below: step2_rows int32 45%" in text
+    # shrunk inputs (--quick) are not the suite's large ones: not judged
+    record["settings"]["scale"] = 0.25
+    share, peers_ = targets.assess(record)[:2]
+    assert share["met"] is None and peers_["met"] is None and peers_["total"] == 0
+
+
+def test_targets_of_a_run_that_measured_nothing():
+    entries = targets.assess({})
+    assert [e["met"] for e in entries] == [None] * 5  # no overhead figure: no entry for it
+    text = targets.format_report(entries)
+    assert text.count("not assessed") == 5 and "met" not in text.replace("not assessed", "")

@@ -4,7 +4,8 @@ Order of a run: the read ceiling first, then the large cases (each also
 timed in calls paired with the ceiling's read, for its share of the
 ceiling), the first-call times, the small inputs, the sweep against
 numpy.mean, thread scaling and, when asked for, the serial/parallel
-threshold.
+threshold.  The report ends with the suite's targets, each judged from
+the run's own figures (:mod:`.targets`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 import reducemean
 
 from . import cases as C
-from . import ceiling, coldstart, peers, report, scaling, sweep, threshold
+from . import ceiling, coldstart, peers, report, scaling, sweep, targets, threshold
 from .timing import compare, compare_fast, paired, round_ratio
 
 
@@ -382,6 +383,9 @@ def _run(args, settings, threads):
     if "threshold" in record:
         emit()
         emit(threshold.format_report(record["threshold"]))
+    record["targets"] = targets.assess(record)
+    emit()
+    emit(targets.format_report(record["targets"]))
     if args.plot:
         note = report.plot(args.plot, record.get("large", []), ceil_gbps)
         record["notes"].append(note or f"plot written to {args.plot}")

@@ -42,12 +42,25 @@ def peers_in(rows):
     return [p for p in ORDER if p in seen and p != "reducemean"]
 
 
-def format_large(rows, ceiling_gbps):
-    """The big table: throughput, share of the ceiling, speed against each peer.
+def share_of(ours, ceiling_gbps):
+    """reducemean's share of the read ceiling in a large row (None when unknown).
 
-    The share is from calls paired with the ceiling's read when the row has
-    them (``ceiling_share``), else GB/s over the run's ``ceiling_gbps``.
+    From calls paired with the ceiling's read when the row has them
+    (``ceiling_share``), else GB/s over the run's ``ceiling_gbps``.
     """
+    share = ours.get("ceiling_share")
+    if share is None and ceiling_gbps:
+        share = ours["gbps"] / ceiling_gbps
+    return share
+
+
+def peer_ratio(res, ours):
+    """A peer's time over reducemean's in a large row: the rounds' median ratio when timed so."""
+    return res.get("vs_reducemean", res["median_s"] / ours["median_s"])
+
+
+def format_large(rows, ceiling_gbps):
+    """The big table: throughput, share of the ceiling (:func:`share_of`), speed against each peer."""
     peers = peers_in(rows)
     header = ["case", "shape", "axes", "dtype", "GB/s", "best", "%ceil"] + [f"vs {p}" for p in peers]
     body = []
@@ -55,9 +68,7 @@ def format_large(rows, ceiling_gbps):
         ours = r["results"].get("reducemean", {})
         cells = [r["case"], r["shape"], _fmt_axes(r["axes"]), r["dtype"]]
         if "median_s" in ours:
-            share = ours.get("ceiling_share")
-            if share is None and ceiling_gbps:
-                share = ours["gbps"] / ceiling_gbps
+            share = share_of(ours, ceiling_gbps)
             cells += [f"{ours['gbps']:.2f}", f"{ours['gbps_best']:.2f}",
                       f"{100 * share:.0f}%" if share is not None else "?"]
             if ours.get("ok") is False:
@@ -69,7 +80,7 @@ def format_large(rows, ceiling_gbps):
             if res is None or "median_s" not in res or "median_s" not in ours:
                 cells.append(UNSUPPORTED)
                 continue
-            cell = f"{res.get('vs_reducemean', res['median_s'] / ours['median_s']):.2f}x"
+            cell = f"{peer_ratio(res, ours):.2f}x"
             if res.get("copied"):
                 cell += COPIED
             if res.get("ok") is False:
