@@ -118,6 +118,7 @@ def spy(monkeypatch):
     for name in ("inner_serial", "inner_two", "inner_two_short", "rows_serial", "rows_paired", "rows_nested",
                  "rows_nested_paired", "whole_serial", "whole_long", "short_serial",
                  "outer_serial", "parts_serial", "parts_nested", "parts_general", "short_strided",
+                 "interleaved_serial",
                  *kernels.SHORT_KERNELS.values()):
         real = getattr(kernels, name)
 
@@ -483,12 +484,14 @@ def test_short_runs_over_two_reduced_dims_go_by_rows(spy, dtype):
         assert spy[n:] == ["inner_two_short in tasks" if two else "inner_two_short"], v.shape
         sums = v.astype(np.int64).sum(axis=(1, 3))
         assert np.array_equal(got, (sums / (v.shape[1] * 10)).astype(got.dtype)), v.shape
-    # longer runs so laid out are interleaved
+    # longer runs so laid out are interleaved (on one thread too, from
+    # launch.INTERLEAVE_SERIAL_BYTES of input)
     v = x[:600_000].reshape(-1, 10, 10, 20)
     got = reducemean.mean(v, axis=(1, 3))
     n = len(spy) - 2 if two else len(spy) - 1
+    one = "interleaved_serial" if v.nbytes >= launch.INTERLEAVE_SERIAL_BYTES else "inner_two"
     assert spy[n:] == (["interleaved_pieces in tasks", "merge_outputs in tasks"] if two
-                       else ["inner_two"])
+                       else [one])
     assert np.array_equal(got, (v.astype(np.int64).sum(axis=(1, 3)) / 200).astype(got.dtype))
 
 
@@ -508,6 +511,33 @@ def test_outer_reduced_dims_go_in_memory_order(spy, nout):
         else:
             assert spy[-1] == "interleaved_pieces then merge_outputs"
     assert np.array_equal(got, np.arange(nout, dtype=np.float32) + 0.5)  # exact
+
+
+@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32", "uint8",
+                                  "int64", "uint64"])
+def test_outer_reduced_dims_go_in_memory_order_on_one_thread(spy, name):
+    # A serial RKR plan (one thread, serial_only, a forked child) reads every
+    # output's run at each outer offset, in memory order, from
+    # INTERLEAVE_SERIAL_BYTES of input (kernels.interleaved_serial); held in
+    # cache it goes output after output (inner_two).  Small integer values,
+    # exact in every dtype: the exact sums are numpy's int64 ones.
+    dt = BFLOAT16 if name == "bfloat16" else np.dtype(name)
+    if dt is None:
+        pytest.skip("ml_dtypes is not installed")
+    kept, run = 5, 257
+    rows = -(-launch.INTERLEAVE_SERIAL_BYTES // (kept * run * dt.itemsize))
+    i, o, j = np.ogrid[:rows, :kept, :run]
+    values = (3 * i + 5 * o + j) % 11 - (4 if dt.kind in "if" or dt == BFLOAT16 else 0)
+    rtype = dt if dt.kind == "f" or dt == BFLOAT16 else np.dtype(np.float64)
+    for m, kernel in ((rows, "interleaved_serial"), (rows // 8, "inner_two")):
+        x = values[:m].astype(dt)
+        with launch.serial_only():
+            got = reducemean.mean(x, axis=(0, 2))
+        assert spy[-1] == kernel, (m, x.nbytes)
+        sums = values[:m].astype(np.int64).sum(axis=(0, 2))
+        assert got.dtype == rtype
+        for k in range(kept):
+            assert ulp_distance(got[k], Fraction(int(sums[k]), m * run), rtype) <= 1, (m, k)
 
 
 @pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32", "uint8",

@@ -1058,6 +1058,21 @@ def interleaved_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
     return _ZERO
 
 
+@njit(**_JIT)
+def interleaved_serial(buf, p, out, tok):
+    """Every output of an inner plan with outer reduced dims (RKR), in memory order, on one thread.
+
+    :func:`interleaved_pieces` as a single piece, then each output's state
+    stored (launch.serial_kernel, from launch.INTERLEAVE_SERIAL_BYTES).
+    inner_two and inner_serial sum one output's runs after another's, so
+    they cross the whole input once per output, a run at a time.
+    """
+    nout = p[4]
+    pa, pb = state_arrays(nout, buf, tok)
+    interleaved_pieces(buf, p, pa, pb, tok, 1, _ZERO, 1)
+    return merge_outputs(pa, pb, out, p, 1, tok, _ZERO, nout)
+
+
 @njit(**_HELPER)
 def _merge_store(pa, pb, out, p, o, chunks, tok):
     """Merge output ``o``'s partial states laid out [chunk][output] and store the mean."""
