@@ -540,6 +540,46 @@ def test_outer_reduced_dims_go_in_memory_order_on_one_thread(spy, name):
             assert ulp_distance(got[k], Fraction(int(sums[k]), m * run), rtype) <= 1, (m, k)
 
 
+@pytest.mark.parametrize("layout", ["plain", "step2", "two outer"])
+@pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32"])
+def test_few_outputs_pair_their_runs_across_outer_offsets(spy, name, layout):
+    # Three outputs' runs at one outer offset lie next to one another, so
+    # interleaved_pieces pairs each output's runs at two outer offsets up
+    # to PAIR_GAP apart instead (kernels._runs_across): 2001 offsets of
+    # runs of 300 values make several blocks of pairs and a last offset
+    # alone in each piece, on two threads and, from INTERLEAVE_SERIAL_BYTES,
+    # on one.  Small integer values, exact in every dtype: the exact sums
+    # are numpy's int64 ones.
+    dt = BFLOAT16 if name == "bfloat16" else np.dtype(name)
+    if dt is None:
+        pytest.skip("ml_dtypes is not installed")
+    rtype = np.dtype(np.float64) if dt.kind == "i" else dt
+    shape, axes = {"plain": ((2001, 3, 300), (0, 2)), "step2": ((2001, 3, 600), (0, 2)),
+                   "two outer": ((23, 87, 3, 300), (0, 1, 3))}[layout]
+    grids = np.ogrid[tuple(slice(n) for n in shape)]
+    values = sum(w * g for w, g in zip((7, 3, 5, 1)[-len(shape):], grids)) % 11 - 4
+    if layout == "step2":
+        values = values[..., ::2]
+    elif layout == "two outer":
+        values = values[:, :80]  # two outer reduced dims that do not merge
+    x = values.astype(dt)
+    sums = values.astype(np.int64).sum(axis=axes)
+    count = x.size // sums.size
+    two = launch.numba.get_num_threads() > 1
+    for serial in (False, True):
+        with launch.serial_only() if serial else contextlib.nullcontext():
+            got = reducemean.mean(x, axis=axes)
+        if serial:
+            one = "interleaved_serial" if x.nbytes >= launch.INTERLEAVE_SERIAL_BYTES else None
+            assert one is None or spy[-1] == one
+        elif two:
+            assert spy[-1] == "interleaved_pieces then merge_outputs"
+        assert got.dtype == rtype
+        for k in range(sums.size):
+            exact = Fraction(int(sums[k]), count)
+            assert ulp_distance(got[k], exact, rtype) <= 1, (serial, k, float(got[k]), exact)
+
+
 @pytest.mark.parametrize("name", ["float64", "float32", "float16", "bfloat16", "int32", "uint8",
                                   "int64", "uint64"])
 def test_strided_short_rows_are_added_value_by_value(spy, name):

@@ -984,65 +984,82 @@ def parts_merge(pa, pb, out, p, chunks, tok, lo, hi):
     return bad
 
 
-def _runs_at(buf, p, pa, pb, tok, base, roff, run, step, nout):
-    """interleaved_pieces' runs at one outer reduced offset ``roff``, every output's in turn.
+def _runs_at(buf, p, pa, pb, tok, base, roff0, roff1, across, run, step, nout):
+    """interleaved_pieces' runs at outer reduced offset ``roff0``, every output's in turn,
+    and with ``across`` every output's at ``roff1`` too.
 
-    Each run's state is merged into the piece's, from ``base``.
+    Each run's state is merged into its output's piece state, from ``base``.
     Contiguous runs (a rank-2 token), or runs of every second value read
     forwards (rank 3), of the types numerics.pair_sum serves go two at a
-    time, output ``o``'s with output ``o + h``'s, as rows do in _row_pairs
-    (an odd last one by halves, through the same call).  Every second
+    time, as rows do in _row_pairs: at one offset, output ``o``'s with
+    output ``o + h``'s (an odd last one by halves); at two (see
+    launch.pairs_across), each output's two runs together.  Every second
     value in pairs, on two threads: (16, 256, 56, 112)[..., ::2] over (0,
     2, 3) from memory in 0.80-0.93x the time of one run at a time, (1001,
     3, 8198)[..., ::2] over (0, 2) 0.84-0.97x (bfloat16 1.01-1.05x), held
-    in cache 0.75-0.96x.
+    in cache 0.75-0.96x.  One call site of the pair loop serves both ways:
+    a second one cost a cold first call 0.2-0.5 s more.
     """
 
 
 @overload(_runs_at, jit_options={"cache": True, "no_cfunc_wrapper": True})
-def _runs_at_impl(buf, p, pa, pb, tok, base, roff, run, step, nout):
+def _runs_at_impl(buf, p, pa, pb, tok, base, roff0, roff1, across, run, step, nout):
     if not (tok.ndim in (2, 3) and has_pair_sum(buf, tok)):
-        def each(buf, p, pa, pb, tok, base, roff, run, step, nout):
+        def each(buf, p, pa, pb, tok, base, roff0, roff1, across, run, step, nout):
             for o in range(nout):
                 src, dst = _kept_offsets(p, o, False)
-                a2, b2 = run_sum(buf, src + roff, run, step, tok)
-                pa[base + o], pb[base + o] = merge(pa[base + o], pb[base + o], a2, b2, tok)
+                roff = roff0
+                for _ in range(2 if across else 1):
+                    a2, b2 = run_sum(buf, src + roff, run, step, tok)
+                    pa[base + o], pb[base + o] = merge(pa[base + o], pb[base + o], a2, b2, tok)
+                    roff = roff1
             return _ZERO
 
         return each
 
-    def pairs(buf, p, pa, pb, tok, base, roff, run, step, nout):
+    def pairs(buf, p, pa, pb, tok, base, roff0, roff1, across, run, step, nout):
+        # The runs are items: output k's at roff0 for k < nout, and with
+        # across output k - nout's at roff1 for k >= nout, walked in pairs
+        # h items apart (h is nout across, when it fits in PAIR_GAP): one
+        # walk, no branch on ``across`` for LLVM to unswitch the loop on,
+        # which doubled the pair loop's code.
         d = _pair_gap(buf, run, tok)
-        b0, i, h = _pairs_start(_ZERO, nout, d)
-        while b0 < nout:
-            lone = nout - b0 == 1
-            o = b0 + i
-            off0, _ = _kept_offsets(p, o, False)
-            off0 += roff
-            off1 = off0
+        total = nout + nout * across
+        b0, i, h = _pairs_start(_ZERO, total, d)
+        jump = roff1 - roff0
+        while b0 < total:
+            lone = total - b0 == 1
+            k0 = b0 + i
+            k1 = k0 + h
+            at0 = k0 >= nout  # (arithmetic, not branches: less for Numba to compile)
+            at1 = k1 >= nout
+            o0 = k0 - nout * at0
+            o1 = k1 - nout * at1
+            off0, _ = _kept_offsets(p, o0, False)
+            off1, _ = _kept_offsets(p, o1, False)
+            a0, c0, a1, c1 = _pair_states(buf, off0 + roff0 + jump * at0,
+                                          off1 + roff0 + jump * at1, run, lone, tok)
             if not lone:
-                off1, _ = _kept_offsets(p, o + h, False)
-                off1 += roff
-            a0, c0, a1, c1 = _pair_states(buf, off0, off1, run, lone, tok)
-            if not lone:
-                k = base + o + h
+                k = base + o1
                 pa[k], pb[k] = merge(pa[k], pb[k], a1, c1, tok)
-            k = base + o
+            k = base + o0
             pa[k], pb[k] = merge(pa[k], pb[k], a0, c0, tok)
-            b0, i, h = _pairs_next(b0, i, h, nout, d)
+            b0, i, h = _pairs_next(b0, i, h, total, d)
         return _ZERO
 
     return pairs
 
 
 @njit(**_HELPER)
-def interleaved_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
+def interleaved_pieces(buf, p, pa, pb, tok, chunks, d, lo, hi):
     """Partial states of pieces [lo, hi) of an inner plan with outer reduced dims (RKR).
 
     Piece ``c`` of ``chunks`` takes its share of the outer reduced range and,
     for each index, every output's run in turn, so a thread streams through
-    memory instead of striding between outputs.  States go to ``pa``/``pb``
-    laid out [chunk][output] (see merge_outputs).
+    memory instead of striding between outputs.  With ``d`` (not 0) each
+    output's runs at two indices up to ``d`` apart go together instead
+    (launch.pairs_across).  States go to ``pa``/``pb`` laid out
+    [chunk][output] (see merge_outputs).
     """
     nout = p[4]
     nr = p[3]
@@ -1052,14 +1069,31 @@ def interleaved_pieces(buf, p, pa, pb, tok, chunks, lo, hi):
     nro = p[1] // run
     for c in range(lo, hi):
         base = c * nout
-        for ro in range(nro * c // chunks, nro * (c + 1) // chunks):
-            roff = _reduced_offset(p, ro, nr - 1)
-            _runs_at(buf, p, pa, pb, tok, base, roff, run, step, nout)
+        r0 = nro * c // chunks
+        r1 = nro * (c + 1) // chunks
+        # the walk of _pairs_start and _pairs_next, written out: inlined
+        # helpers are compiled again at each call site (d 0: h 0, each
+        # index alone)
+        b0 = r0
+        i = _ZERO
+        h = least(d, (r1 - r0) // 2)
+        while b0 < r1:
+            ro = b0 + i
+            _runs_at(buf, p, pa, pb, tok, base, _reduced_offset(p, ro, nr - 1),
+                     _reduced_offset(p, ro + h, nr - 1), h != 0, run, step, nout)
+            i += 1
+            if h == 0:
+                b0 += 1
+                i = _ZERO
+            elif i == h:
+                b0 += 2 * h
+                i = _ZERO
+                h = least(d, (r1 - b0) // 2)
     return _ZERO
 
 
 @njit(**_JIT)
-def interleaved_serial(buf, p, out, tok):
+def interleaved_serial(buf, p, out, tok, d):
     """Every output of an inner plan with outer reduced dims (RKR), in memory order, on one thread.
 
     :func:`interleaved_pieces` as a single piece, then each output's state
@@ -1069,7 +1103,7 @@ def interleaved_serial(buf, p, out, tok):
     """
     nout = p[4]
     pa, pb = state_arrays(nout, buf, tok)
-    interleaved_pieces(buf, p, pa, pb, tok, 1, _ZERO, 1)
+    interleaved_pieces(buf, p, pa, pb, tok, 1, d, _ZERO, 1)
     return merge_outputs(pa, pb, out, p, 1, tok, _ZERO, nout)
 
 
