@@ -13,7 +13,7 @@ import pytest
 from exact import BFLOAT16, ulp_distance
 
 import reducemean
-from reducemean import kernels, launch, numpy_api
+from reducemean import dispatch, engine, kernels, launch, numpy_api
 from reducemean.numerics import NATIVE
 from reducemean.plan import NARROW_KEPT, plan_for
 
@@ -545,7 +545,7 @@ def test_outer_reduced_dims_go_in_memory_order_on_one_thread(spy, name):
 def test_few_outputs_pair_their_runs_across_outer_offsets(spy, name, layout):
     # Three outputs' runs at one outer offset lie next to one another, so
     # interleaved_pieces pairs each output's runs at two outer offsets up
-    # to PAIR_GAP apart instead (kernels._runs_across): 2001 offsets of
+    # to PAIR_GAP apart instead (launch.pairs_across): 2001 offsets of
     # runs of 300 values make several blocks of pairs and a last offset
     # alone in each piece, on two threads and, from INTERLEAVE_SERIAL_BYTES,
     # on one.  Small integer values, exact in every dtype: the exact sums
@@ -563,6 +563,11 @@ def test_few_outputs_pair_their_runs_across_outer_offsets(spy, name, layout):
     elif layout == "two outer":
         values = values[:, :80]  # two outer reduced dims that do not merge
     x = values.astype(dt)
+    entry = dispatch.entry_for(x.dtype)
+    plan = plan_for(x.shape, x.strides, x.itemsize, axes, False, entry.pairs, entry.lanes)
+    buf = engine.storage_view(x, plan, entry)
+    plan, tok = launch.resolve(plan, entry.token_for(rtype), buf.dtype)
+    assert launch.pairs_across(plan, buf, tok) > 0  # the walk under test
     sums = values.astype(np.int64).sum(axis=axes)
     count = x.size // sums.size
     two = launch.numba.get_num_threads() > 1
