@@ -355,7 +355,8 @@ def serial_kernel(plan, buf, tok):
     if plan.family == "inner":
         if len(plan.reduced) == 1:
             return row_kernel(plan, buf, tok), (0, plan.nout)
-        if _interleaves(plan, tok) and plan.work * buf.itemsize >= INTERLEAVE_SERIAL_BYTES:
+        # the size first: this runs on every call a memo does not hold
+        if plan.work * buf.itemsize >= INTERLEAVE_SERIAL_BYTES and _interleaves(plan, tok):
             return kernels.interleaved_serial, (pairs_across(plan, buf, tok),)
         return inner_kernel(plan), (0, plan.nout)
     if plan.family == "short":
