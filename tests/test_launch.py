@@ -832,6 +832,33 @@ def test_few_column_blocks_split_the_rows(spy):
     assert np.array_equal(got, (4 * 40000 + np.arange(40000.0)).astype(np.float32))
 
 
+@pytest.mark.parametrize("cap", [launch.SCRATCH_MAX, 0])
+def test_split_states_are_zeroed_for_every_call(spy, monkeypatch, cap):
+    # A split's partial states come from storage kept from call to call
+    # (launch._scratch): each call gets them zeroed, whatever a call before
+    # left there, of another state type or more of them.  With no storage
+    # kept (cap 0) every call makes its own.  Exact integer references.
+    monkeypatch.setattr(launch, "SCRATCH_MAX", cap)
+    monkeypatch.setattr(launch, "_SCRATCH", [np.empty(0), np.empty(0)])
+    rng = np.random.default_rng(cap)
+    two = launch.numba.get_num_threads() > 1
+    held = []
+    for rows, cols, dtype in [(256, 65536, np.float64), (2048, 600, np.int32),
+                              (256, 40000, np.float32), (64, 65536, np.int64),
+                              (256, 65536, np.float64)]:
+        x = rng.integers(1, 1000, (rows, cols)).astype(dtype)  # (no sum cancels to 0: no redo)
+        got = reducemean.mean(x, axis=0)
+        if two:
+            assert spy[-1] == "outer_pieces then outer_merge"
+        want = x.astype(np.int64).sum(axis=0)  # exact, then one rounding
+        assert np.array_equal(got, (want / rows).astype(got.dtype))
+        held.append(launch._SCRATCH[0])
+    if two and cap:  # the largest states' storage, kept: made once, by the first call
+        assert all(h is held[0] for h in held) and held[0].size >= 2 * 65536
+    elif two:
+        assert launch._SCRATCH[0].size == 0
+
+
 def test_tall_narrow_columns_past_l2_read_eight_spread_rows_a_pass(spy):
     # One narrow block of columns, or two outer units of one, beyond L2 (in
     # pieces of their rows, one per thread): rows are read eight a pass,
