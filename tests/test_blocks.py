@@ -169,6 +169,63 @@ def test_short_runs_over_many_rows(dtype, w):
         assert np.array_equal(reducemean.mean(x, axis=(0, 2)), got)
 
 
+def test_which_runs_of_sixteen_values_or_more_go_as_columns():
+    # Runs under BLOCK_RUN values with a reduced dim outside a kept one,
+    # too many columns for a block of plan._block: the runs as columns
+    # (plan._runs_block) from BLOCK_ROWS rows and BLOCK_MIN_RUNS values.
+    def runs_block(x, axes):  # a state per value of a run, each merged into its output's
+        p = _plan(x, axes)
+        return p.block is not None and p.block[0].nout == p.nout * p.reduced[-1][0]
+
+    w = plan.SHORT_RUN
+    m = plan.BLOCK_VALUES // w + 1  # one column more than a block holds
+    assert runs_block(np.zeros((plan.BLOCK_ROWS, m, w), np.float32), (0, 2))
+    assert not runs_block(np.zeros((plan.BLOCK_ROWS - 1, m, w), np.float32), (0, 2))
+    long = plan.BLOCK_RUN
+    assert runs_block(np.zeros((64, 100, long - 1), np.float32), (0, 2))
+    assert not runs_block(np.zeros((64, 100, long), np.float32), (0, 2))
+    wide = plan.RUNS_STATES // w  # a state per column: at most RUNS_STATES of them
+    assert runs_block(np.zeros((64, wide, w), np.uint8), (0, 2))
+    assert not runs_block(np.zeros((64, wide + 1, w), np.uint8), (0, 2))
+    assert runs_block(np.zeros((64, 300, 4, 5), np.float32), (0, 2, 3))  # NCHW, small images
+    assert runs_block(np.zeros((64, 300, 32), np.float32)[..., :20], (0, 2))  # cropped runs
+    # every kept dim outside the reduced ones (KRR): each output's runs lie together
+    assert not runs_block(np.zeros((64, 8, 1024, 32), np.float32)[..., :20], (1, 2, 3))
+    # runs of every second value: the interleaved kernel's pair loops
+    assert not runs_block(np.zeros((256, 1024, 40), np.float32)[..., ::2], (0, 2))
+
+
+@pytest.mark.parametrize(("shape", "view", "axes"), [
+    ((64, 300, 17), np.s_[:], (0, 2)),
+    ((67, 129, 47), np.s_[::-1], (0, 2)),  # rows read backwards
+    ((64, 300, 32), np.s_[..., 3:23], (0, 2)),  # cropped runs
+    ((65, 300, 4, 5), np.s_[:], (0, 2, 3)),  # NCHW of small images
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64, np.uint8,
+                                   np.float16, np.bool_, "bfloat16"])
+def test_runs_as_columns_give_exact_means(shape, view, axes, dtype):
+    # Each column's state merges into its output's: a column merged into the
+    # wrong output or left out, or a value between cropped runs read, shows.
+    # float64 with a cancelling pair in every output, as above.
+    if dtype == "bfloat16":
+        if BFLOAT16 is None:
+            pytest.skip("needs ml_dtypes")
+        x = _spread_values(np.float32, shape).astype(BFLOAT16)
+    else:
+        x = _spread_values(dtype, shape)
+    if dtype == np.float64:
+        x[0, ..., 3], x[-1, ..., 4] = 1e15, -1e15
+        if isinstance(view, tuple):
+            x[..., :3] = 1e300  # outside the cropped runs
+    v = x[view]
+    p = _plan(v, axes)
+    assert p.block is not None and p.block[0].nout == p.nout * p.reduced[-1][0]  # runs' columns
+    got = reducemean.mean(v, axis=axes)
+    _exact_check(v, axes, got, 1 if dtype in (np.float16, "bfloat16") else 0.5)
+    with launch.serial_only():
+        assert np.array_equal(reducemean.mean(v, axis=axes), got)
+
+
 @pytest.mark.parametrize(("shape", "folded"), [((fold.FOLD_MIN_WIDE + 5, 2, 3), True),
                                                ((3001, 4, 8), False)])
 def test_compensated_block_columns_and_complex_values(shape, folded):
