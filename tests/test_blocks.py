@@ -172,7 +172,7 @@ def test_short_runs_over_many_rows(dtype, w):
 def test_which_runs_of_sixteen_values_or_more_go_as_columns():
     # Runs under BLOCK_RUN values with a reduced dim outside a kept one,
     # too many columns for a block of plan._block: the runs as columns
-    # (plan._runs_block) from BLOCK_ROWS rows and BLOCK_MIN_RUNS values.
+    # (plan._runs_block) from BLOCK_ROWS rows and RUNS_BLOCK_MIN values.
     def runs_block(x, axes):  # a state per value of a run, each merged into its output's
         p = _plan(x, axes)
         return p.block is not None and p.block[0].nout == p.nout * p.reduced[-1][0]
@@ -189,6 +189,10 @@ def test_which_runs_of_sixteen_values_or_more_go_as_columns():
     assert not runs_block(np.zeros((64, wide + 1, w), np.uint8), (0, 2))
     assert runs_block(np.zeros((64, 300, 4, 5), np.float32), (0, 2, 3))  # NCHW, small images
     assert runs_block(np.zeros((64, 300, 32), np.float32)[..., :20], (0, 2))  # cropped runs
+    assert not runs_block(np.zeros((64, 200, 32), np.float32)[..., :20], (0, 2))  # 256000 values
+    assert plan.RUNS_BLOCK_MIN == 262144
+    # ... unless their columns do not group: each run alone a narrow block
+    assert not runs_block(np.zeros((256, 256, 64))[..., :32], (0, 2))
     # every kept dim outside the reduced ones (KRR): each output's runs lie together
     assert not runs_block(np.zeros((64, 8, 1024, 32), np.float32)[..., :20], (1, 2, 3))
     # runs of every second value: the interleaved kernel's pair loops

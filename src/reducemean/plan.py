@@ -186,6 +186,15 @@ RUNS_WIDE = 8
 RUNS_ROWS_MANY = 256
 RUNS_ROWS_GROUPED = 64
 RUNS_STATES = 1 << 16
+#: Values read from which runs of SHORT_RUN values or more go as columns
+#: (see _runs_as_columns).  Random views (2-4 dims, seven dtypes, crops,
+#: steps, transposes) whose plan that changed, two threads, old and new
+#: alternating: from 2^18 values 60 views, 0.17-1.04x the time (geometric
+#: mean 0.40) and int64 (64, 300, 48) 1.13-1.5x; below it, where only
+#: cropped or grouped runs reach (a contiguous block past BLOCK_VALUES,
+#: from BLOCK_ROWS rows, is 2^18 values already), 1.18x, 1.37x and 1.41x
+#: for 6 to 20 outputs, 0.77-0.94x for the rest.
+RUNS_BLOCK_MIN = 1 << 18
 #: Short runs a few values apart along the reduced dim right above them
 #: ((k, a, m, s)[..., :w] over (1, 2, 3): m runs s apart) are summed as
 #: groups of columns instead (the column loop's superset), each run at
@@ -574,6 +583,15 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
         block = _block(merged, fold=not (pairs and itemsize == 16))
     if block is None and family == "inner" and _runs_as_columns(kept, reduced, count, nout):
         block = _runs_block(merged, count, nout)
+        if block is not None and block[0].group == 1 and (
+                block[0].kept[-1][0] == reduced[-1][0]):
+            # Cropped runs whose columns do not group: a block of each run's
+            # columns alone at every kept offset, a few lines a row, each a
+            # stride apart.  float64 (256, 256, 64)[..., :32] over (0, 2)
+            # took 1.45x the interleaved walk's time (more than numpy's);
+            # of 22 random views of that kind, three took 1.12-1.66x, the
+            # others 0.40-0.99x.
+            block = None
     if block is None and family == "outer" and seq.endswith("R"):
         # Short runs under a kept dim far from them ((k, m, 16)[..., :3]
         # over (1, 2)): the column loop had made the kept dim its columns,
@@ -697,11 +715,12 @@ def _runs_as_columns(kept, reduced, count, nout):
 
     Runs under BLOCK_RUN values with a reduced dim outside a kept one (each
     outer offset holds a run of every output: the interleaved kernel's walk,
-    launch._interleaves), from BLOCK_MIN_RUNS values read, where no block of
+    launch._interleaves), from RUNS_BLOCK_MIN values read, where no block of
     :func:`_block` holds them ((n, m, w) over (0, 2) with m * w over
-    BLOCK_VALUES, NCHW of small images over (0, 2, 3), cropped runs);
-    :func:`_runs_block` says whether their columns are few enough
-    (RUNS_STATES) and their rows many enough (BLOCK_ROWS).
+    BLOCK_VALUES, NCHW of small images over (0, 2, 3), cropped runs whose
+    columns group: see make_plan); :func:`_runs_block` says whether their
+    columns are few enough (RUNS_STATES) and their rows many enough
+    (BLOCK_ROWS).
 
     Interleaved, each run was a run sum and a state update: float32 (1024,
     1024, 16) over (0, 2) read 4.4 GB/s.  Old and new alternating in one
@@ -718,7 +737,7 @@ def _runs_as_columns(kept, reduced, count, nout):
     """
     width, stride = reduced[-1]
     return (kept and len(reduced) > 1 and stride == 1 and SHORT_RUN <= width < BLOCK_RUN
-            and count * nout >= BLOCK_MIN_RUNS
+            and count * nout >= RUNS_BLOCK_MIN
             and max(abs(s) for _, s in reduced[:-1]) > min(abs(s) for _, s, _ in kept))
 
 
