@@ -432,3 +432,31 @@ def test_short_runs_as_columns_propagate_nonfinite_values_and_redo_large_sums():
     v = x[..., :12]
     assert blocks.applies(_plan(v, (1, 2)))
     _exact_check(v, (1, 2), reducemean.mean(v, axis=(1, 2)), 1)
+
+
+def test_runs_as_columns_propagate_nonfinite_values_and_redo_what_cancels():
+    # Runs of SHORT_RUN values or more summed as columns (plan._runs_as_columns):
+    # NaN and Inf reach their output alone; float64 sums past the range and
+    # float32 sums that cancel past float64's 53 bits take the second pass.
+    shape = (64, 300, 17)
+    y = np.ones(shape)
+    y[1, 5, 3] = np.nan
+    y[2, 7, 16] = np.inf
+    y[3, 9, 0] = -np.inf
+    y[4, 11, 1], y[60, 11, 2] = np.inf, -np.inf
+    assert blocks.applies(_plan(y, (0, 2)))
+    got = reducemean.mean(y, axis=(0, 2))
+    assert np.isnan(got[5]) and got[7] == np.inf and got[9] == -np.inf and np.isnan(got[11])
+    others = np.delete(got, [5, 7, 9, 11])
+    assert np.array_equal(others, np.ones_like(others))
+    rng = np.random.default_rng(11)
+    x = rng.uniform(0.5, 1.0, shape) * 2.0**1023 * np.where(rng.random(shape) < 0.8, 1, -1)
+    _exact_check(x, (0, 2), reducemean.mean(x, axis=(0, 2)), 1)
+    f = rng.integers(-8, 8, shape).astype(np.float32)
+    f[0, :, 0], f[-1, :, -1] = 1e30, -1e30  # every output: a pair that cancels
+    got = reducemean.mean(f, axis=(0, 2))
+    g = f.copy()
+    g[0, :, 0] = g[-1, :, -1] = 0  # the pair's own sum
+    sums = g.astype(np.int64).sum(axis=(0, 2))
+    for k in range(0, shape[1], 7):
+        assert ulp_distance(got[k], Fraction(int(sums[k]), 64 * 17), np.float32) <= 0.5, k
