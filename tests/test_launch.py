@@ -830,6 +830,17 @@ def test_few_column_blocks_split_the_rows(spy):
     if launch.numba.get_num_threads() > 1:
         assert spy[-1] == "outer_serial in tasks"
     assert np.array_equal(got, (4 * 40000 + np.arange(40000.0)).astype(np.float32))
+    # Past COLUMN_SPLIT_MAX bytes: a block of columns per thread up to
+    # COLUMN_SPLIT_ROWS rows, pieces of the rows beyond.
+    for rows, kernel in ((launch.COLUMN_SPLIT_ROWS, "outer_serial in tasks"),
+                         (launch.COLUMN_SPLIT_ROWS + 8, "outer_pieces then outer_merge")):
+        # wide enough for two blocks of NARROW, past COLUMN_SPLIT_MAX bytes
+        cols = max(2 * launch.kernels.NARROW, launch.COLUMN_SPLIT_MAX // (8 * rows)) + 8
+        c = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols)
+        got = reducemean.mean(c, axis=0)
+        if launch.numba.get_num_threads() > 1:
+            assert spy[-1] == kernel
+        assert np.array_equal(got, cols * (rows - 1) / 2 + np.arange(float(cols)))  # exact
 
 
 @pytest.mark.parametrize("cap", [launch.SCRATCH_MAX, 0])

@@ -389,6 +389,15 @@ def _chunks(units, threads, count):
 #: part rows restart the prefetchers at every row, where pieces of whole
 #: rows are one contiguous stream per thread.
 COLUMN_SPLIT_MAX = 4 << 20
+#: Rows up to which a single wide block of columns is cut into a block per
+#: thread at any size: the pieces of few rows each hold states for the
+#: whole block, and their states' traffic and merge were no longer small
+#: against the rows.  Old and new alternating, two threads, (r, 16384) over
+#: axis 0 from 64 to 1024 rows, time new / old: float32 0.77-0.95, float64
+#: 0.60-0.95, int32 0.64-0.97, float16 0.75-0.90, bfloat16 0.81-0.94,
+#: complex128 0.95-0.99; (1024, 8192) 0.91-1.01.  At 2048 rows 0.91-1.06,
+#: and (4096, 16384) 0.97, (8192, 8192) float64 1.12.
+COLUMN_SPLIT_ROWS = 1024
 
 #: Most outputs the interleaved (memory-order) inner kernel accumulates at once.
 INTERLEAVE_MAX = 1 << 14
@@ -632,7 +641,7 @@ def _prepare(plan, buf, out, tok, threads):
     units = column_units(plan, block)
     blk = block_task(buf, p, tok)
     if units < threads and ncols >= threads * kernels.NARROW and (
-            plan.work * buf.itemsize <= COLUMN_SPLIT_MAX):
+            plan.work * buf.itemsize <= COLUMN_SPLIT_MAX or plan.count <= COLUMN_SPLIT_ROWS):
         # Too few blocks for the threads: one block of columns per thread
         # rather than pieces of the rows, so no partial states to allocate
         # and merge on one thread; blocks stay at least NARROW wide.
