@@ -393,11 +393,13 @@ COLUMN_SPLIT_MAX = 4 << 20
 #: thread at any size: the pieces of few rows each hold states for the
 #: whole block, and their states' traffic and merge were no longer small
 #: against the rows.  Old and new alternating, two threads, (r, 16384) over
-#: axis 0 from 64 to 1024 rows, time new / old: float32 0.77-0.95, float64
-#: 0.60-0.95, int32 0.64-0.97, float16 0.75-0.90, bfloat16 0.81-0.94,
-#: complex128 0.95-0.99; (1024, 8192) 0.91-1.01.  At 2048 rows 0.91-1.06,
-#: and (4096, 16384) 0.97, (8192, 8192) float64 1.12.
-COLUMN_SPLIT_ROWS = 1024
+#: axis 0 from 64 to 512 rows, time new / old: float32 0.77-0.91, float64
+#: 0.60-0.93, int32 0.64, float16 0.75, bfloat16 0.81, complex128
+#: 0.96-0.99; (512, 2048) and (256, 4096) float64 0.87-0.88, float32 and
+#: int32 0.99-1.04.  At 768 to 2048 rows mixed, 0.76-1.13 (int32 (1024,
+#: 4096) 1.10, (768, 1536) 1.13; float32 (768, 1536) 0.76), and (4096,
+#: 16384) 0.97, (8192, 8192) float64 1.12.
+COLUMN_SPLIT_ROWS = 512
 
 #: Most outputs the interleaved (memory-order) inner kernel accumulates at once.
 INTERLEAVE_MAX = 1 << 14
