@@ -843,6 +843,30 @@ def test_few_column_blocks_split_the_rows(spy):
         assert np.array_equal(got, cols * (rows - 1) / 2 + np.arange(float(cols)))  # exact
 
 
+@pytest.mark.parametrize("name", ["float32", "float64", "int32", "uint8", "complex64"])
+def test_a_few_column_blocks_are_recut_per_thread_under_few_rows(spy, name):
+    # Three blocks of MAX_BLOCK columns on two threads: up to COLUMN_SPLIT_ROWS
+    # rows, two narrower blocks a thread (no partial states); more rows,
+    # past COLUMN_SPLIT_MAX bytes, pieces of the rows.  Exact references.
+    dtype = np.dtype(name)
+    cols = 2 * launch.kernels.MAX_BLOCK + 1000
+    if dtype.kind == "c":
+        cols //= 2  # two storage columns a value
+    for rows, kernel in ((16, "outer_serial in tasks"),
+                         (launch.COLUMN_SPLIT_ROWS + 8, "outer_pieces then outer_merge")):
+        ints = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols) % 251
+        x = ints.astype(dtype)
+        if dtype.kind == "c":
+            x.imag = 250 - ints
+        got = reducemean.mean(x, axis=0)
+        if launch.numba.get_num_threads() > 1:
+            assert spy[-1] == kernel
+        want = ints.sum(axis=0) / rows  # exact sums, one rounding
+        if dtype.kind == "c":
+            want = want + 1j * ((250 * rows - ints.sum(axis=0)) / rows)
+        assert np.array_equal(got, want.astype(got.dtype))
+
+
 @pytest.mark.parametrize("cap", [launch.SCRATCH_MAX, 0])
 def test_split_states_are_zeroed_for_every_call(spy, monkeypatch, cap):
     # A split's partial states come from storage kept from call to call
@@ -854,15 +878,16 @@ def test_split_states_are_zeroed_for_every_call(spy, monkeypatch, cap):
     rng = np.random.default_rng(cap)
     two = launch.numba.get_num_threads() > 1
     held = []
-    for rows, cols, dtype in [(256, 65536, np.float64), (2048, 600, np.int32),
-                              (256, 40000, np.float32), (64, 65536, np.int64),
-                              (256, 65536, np.float64)]:
-        x = rng.integers(1, 1000, (rows, cols)).astype(dtype)  # (no sum cancels to 0: no redo)
-        got = reducemean.mean(x, axis=0)
+    # (two outer kept offsets: blocks at each, not re-cut per thread)
+    for shape, dtype in [((2, 64, 32768), np.float64), ((1, 2048, 600), np.int32),
+                         ((2, 64, 20000), np.float32), ((2, 32, 32768), np.int64),
+                         ((2, 64, 32768), np.float64)]:
+        x = rng.integers(1, 1000, shape).astype(dtype)  # (no sum cancels to 0: no redo)
+        got = reducemean.mean(x, axis=1)
         if two:
             assert spy[-1] == "outer_pieces then outer_merge"
-        want = x.astype(np.int64).sum(axis=0)  # exact, then one rounding
-        assert np.array_equal(got, (want / rows).astype(got.dtype))
+        want = x.astype(np.int64).sum(axis=1)  # exact, then one rounding
+        assert np.array_equal(got, (want / shape[1]).astype(got.dtype))
         held.append(launch._SCRATCH[0])
     if two and cap:  # the largest states' storage, kept: made once, by the first call
         assert all(h is held[0] for h in held) and held[0].size >= 2 * 65536
