@@ -652,9 +652,10 @@ def _prepare(plan, buf, out, tok, threads):
         units = column_units(plan, block)
         return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block, blk)
     if threads <= units < 4 * threads and plan.nout == ncols and few_rows:
-        # A few blocks of one kept dim, not a whole number a thread (three
-        # on two threads): as many blocks a thread, each narrower, rather
-        # than pieces of the rows, for the same reasons.  Old and new
+        # A few blocks of one kept dim (two to seven on two threads, which
+        # _chunks would cut into pieces of the rows): the same whole number
+        # of blocks for every thread, each narrower (three blocks: four),
+        # for the same reasons.  Old and new
         # alternating, two threads, (r, c) over axis 0 for c from 32768 to
         # 98304 (two to six blocks): up to 512 rows 0.64-0.99x the time
         # (float32, float64, int32, float16, bfloat16, uint8, complex64),
