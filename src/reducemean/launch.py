@@ -653,14 +653,13 @@ def _prepare(plan, buf, out, tok, threads):
         return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block, blk)
     if threads <= units < 4 * threads and plan.nout == ncols and few_rows:
         # A few blocks of one kept dim (two to seven on two threads, which
-        # _chunks would cut into pieces of the rows): the same whole number
-        # of blocks for every thread, each narrower (three blocks: four),
-        # for the same reasons.  Old and new
-        # alternating, two threads, (r, c) over axis 0 for c from 32768 to
-        # 98304 (two to six blocks): up to 512 rows 0.64-0.99x the time
-        # (float32, float64, int32, float16, bfloat16, uint8, complex64),
-        # under 64 rows held in cache 0.21-0.95x ((16, 32768) float32
-        # 0.23x).
+        # _chunks would cut into pieces of the rows): the same whole number of
+        # blocks for every thread, each narrower (three blocks: four), for the
+        # same reasons.  Old and new alternating, two threads, (r, c) over
+        # axis 0 for c from 32768 to 98304 (two to six blocks): up to 512 rows
+        # 0.64-0.99x the time (float32, float64, int32, float16, bfloat16,
+        # uint8, complex64), under 64 rows held in cache 0.21-0.95x ((16,
+        # 32768) float32 0.23x).
         per = -(-units // threads)
         block = min(block, -(-ncols // (per * threads)))
         block += -block % plan.group
