@@ -188,7 +188,7 @@ RUNS_ROWS_GROUPED = 64
 RUNS_STATES = 1 << 16
 #: Values read from which runs of SHORT_RUN values or more go as columns
 #: (see _runs_as_columns).  Random views (2-4 dims, seven dtypes, crops,
-#: steps, transposes) whose plan that changed, two threads, old and new
+#: steps, transposes) whose plan it changed, two threads, old and new
 #: alternating: from 2^18 values 60 views, 0.17-1.04x the time (geometric
 #: mean 0.40) and int64 (64, 300, 48) 1.13-1.5x; below it, where only
 #: cropped or grouped runs reach (a contiguous block past BLOCK_VALUES,
