@@ -30,7 +30,7 @@ import numpy as np
 
 from . import kernels, tasks
 from .numerics import PAIR_BLOCK, pairs_runs, run_token, small_sums_token, state_dtype
-from .plan import SHORT_RUN
+from .plan import SHORT_RUN, reduced_outside
 from .valuetypes import typeof
 
 #: Work, in elements read (plan.Plan.weight) times the dispatch entry's cost
@@ -518,33 +518,15 @@ def _split(pieces, merge, buf, p, out, tok, nstates, args, total, margs, nmerge)
     return split
 
 
-def _reduced_outside(plan):
-    """Whether an outer reduced dim lies outside a kept one in memory (its stride is larger).
-
-    Only then does the interleaved kernel read in memory order.  With every
-    kept dim outside the reduced ones (a crop of NCHW over (2, 3)), each
-    output's values lie together, and the interleaved kernel jumped between
-    outputs at every run: float32 (32, 64, 56, 56)[..., :28] over (2, 3)
-    took 7.4 ms, 4.4x numpy's time.  A whole reduction (no kept dim) is cut
-    into pieces of its range instead, each summed a run of runs at a time
-    (kernels._inner_partial): float32 (1442, 195) of a wider array took
-    1.9x numpy's time interleaved, a run sum and a merge per run.
-    """
-    if not plan.kept:  # one output: pieces of its range, each summed as runs
-        return False
-    outer = max(abs(stride) for _, stride in plan.reduced[:-1])
-    return outer > min(abs(dim[1]) for dim in plan.kept)
-
-
 def _interleaves(plan, tok):
     """Whether ``plan``'s runs are read in memory order, every output's at each outer offset.
 
     Inner plans of runs of SHORT_RUN values or more with an outer reduced
-    dim outside a kept one (see _reduced_outside), read forwards (the pair
+    dim outside a kept one (see plan.reduced_outside), read forwards (the pair
     loops of kernels._runs_at), and at most INTERLEAVE_MAX outputs to hold.
     """
     return (plan.family == "inner" and len(plan.reduced) > 1 and plan.nout <= INTERLEAVE_MAX
-            and plan.reduced[-1][0] >= SHORT_RUN and _reduced_outside(plan)
+            and plan.reduced[-1][0] >= SHORT_RUN and reduced_outside(plan.kept, plan.reduced)
             and _runs_forward(plan, tok))
 
 
@@ -643,26 +625,22 @@ def _prepare(plan, buf, out, tok, threads):
     units = column_units(plan, block)
     blk = block_task(buf, p, tok)
     few_rows = plan.work * buf.itemsize <= COLUMN_SPLIT_MAX or plan.count <= COLUMN_SPLIT_ROWS
-    if units < threads and ncols >= threads * kernels.NARROW and few_rows:
-        # Too few blocks for the threads: one block of columns per thread
-        # rather than pieces of the rows, so no partial states to allocate
-        # and merge on one thread; blocks stay at least NARROW wide.
-        block = -(-ncols // threads)
-        block += -block % plan.group  # whole groups (both parts of a complex column)
-        units = column_units(plan, block)
-        return _ranges(kernels.outer_serial, buf, p, out, tok, units, units, block, blk)
-    if threads <= units < 4 * threads and plan.nout == ncols and few_rows:
-        # A few blocks of one kept dim (two to seven on two threads, which
-        # _chunks would cut into pieces of the rows): the same whole number of
-        # blocks for every thread, each narrower (three blocks: four), for the
-        # same reasons.  Old and new alternating, two threads, (r, c) over
-        # axis 0 for c from 32768 to 98304 (two to six blocks): up to 512 rows
-        # 0.64-0.99x the time (float32, float64, int32, float16, bfloat16,
-        # uint8, complex64), under 64 rows held in cache 0.21-0.95x ((16,
-        # 32768) float32 0.23x).
+    if few_rows and (units < threads and ncols >= threads * kernels.NARROW
+                     or threads <= units < 4 * threads and plan.nout == ncols):
+        # Too few blocks for each thread to take the same whole number (which
+        # _chunks would cut into pieces of the rows): the same number of
+        # narrower blocks for every thread instead, so no partial states to
+        # allocate and merge on one thread.  Fewer blocks than threads, one
+        # a thread, at least NARROW wide; two to seven blocks of one kept
+        # dim on two threads, as many a thread (three blocks: four).  Old
+        # and new alternating, two threads, (r, c) over axis 0 for c from
+        # 32768 to 98304 (two to six blocks): up to 512 rows 0.64-0.99x the
+        # time (float32, float64, int32, float16, bfloat16, uint8,
+        # complex64), under 64 rows held in cache 0.21-0.95x ((16, 32768)
+        # float32 0.23x).
         per = -(-units // threads)
         block = min(block, -(-ncols // (per * threads)))
-        block += -block % plan.group
+        block += -block % plan.group  # whole groups (both parts of a complex column)
         units = column_units(plan, block)
         return _ranges(kernels.outer_serial, buf, p, out, tok, units, threads, block, blk)
     chunks = _chunks(units, threads, plan.count)
