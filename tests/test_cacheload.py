@@ -109,3 +109,43 @@ def test_a_dispatcher_without_numbas_compiler_internals_is_left_as_it_is():
         before = dict(vars(stranger))
         cacheload._compiles_light(stranger)
         assert vars(stranger) == before
+
+
+_STALE_SCRIPT = """
+import numpy as np, reducemean
+print("mean", float(reducemean.mean(np.arange(1000, dtype=np.float32))))
+print("from", reducemean.__file__)
+"""
+
+
+def test_an_edit_to_any_module_of_the_package_makes_the_cached_kernels_stale(tmp_path):
+    # Numba stamps a cached kernel with its own file (kernels.py); the code
+    # of numerics.py is compiled into it, so an edit there alone must make
+    # the next process compile again rather than load the old code.
+    import shutil
+
+    import reducemean
+
+    src = tmp_path / "src"
+    shutil.copytree(os.path.dirname(reducemean.__file__), src / "reducemean",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_DEBUG_CACHE="1",
+               PYTHONPATH=str(src))
+
+    def run():
+        r = subprocess.run([sys.executable, "-c", _STALE_SCRIPT], env=env, capture_output=True,
+                           text=True, timeout=600, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert "mean 499.5" in r.stdout
+        assert f"from {src}" in r.stdout  # the copy, not the package under test
+        return [line for line in r.stdout.splitlines() if "kernels." in line]
+
+    first, again = run(), run()
+    assert any("data saved" in line for line in first)
+    assert any("data loaded" in line for line in again)
+    assert not any("data saved" in line for line in again)
+    with open(src / "reducemean" / "numerics.py", "a") as f:
+        f.write("# an edit\n")
+    edited = run()
+    assert any("data saved" in line for line in edited)
+    assert not any("data loaded" in line for line in edited)

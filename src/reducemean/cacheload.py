@@ -24,6 +24,7 @@ Numba's full refresh, and counted in ``RETRIED``.
 from __future__ import annotations
 
 import importlib
+import os
 
 from numba.core import errors
 from numba.core.caching import FunctionCache
@@ -116,20 +117,55 @@ def _compiles_light(dispatcher):
     compiler._compile_core = _compile_core
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def package_stamp(folder=_PACKAGE):
+    """The modification times and sizes of the ``.py`` files in ``folder``, sorted by name.
+
+    Numba stamps a cached function with its own source file alone, and
+    loads it while that file is unchanged.  A kernel's machine code holds
+    the per-dtype code of other modules too (numerics' intrinsics and
+    overloads are emitted into it), so an edit there alone left the kernel
+    loading its old code.
+    """
+    stamp = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            st = os.stat(os.path.join(folder, name))
+            stamp.append((name, st.st_mtime, st.st_size))
+    return tuple(stamp)
+
+
+def _stamp_package(cache, stamp):
+    """Make ``cache`` (a FunctionCache) stale when any module of the package changes.
+
+    The index Numba writes holds ``stamp`` in place of its source file's,
+    and an index with another is discarded on load.  A cache without the
+    attribute this relies on keeps Numba's stamp.
+    """
+    index = getattr(cache, "_cache_file", None)
+    if index is not None and hasattr(index, "_source_stamp"):
+        index._source_stamp = (index._source_stamp, stamp)
+
+
 def adopt(namespace):
     """Give every disk-cached dispatcher among ``namespace``'s values the light load.
 
     ``namespace`` is a module's ``globals()``; dispatchers without
     ``cache=True`` are left alone.  Those adopted also type a first call's
     arguments with :mod:`reducemean.valuetypes`, which imports nothing
-    either, and compile with the kernels' lowering alone (see above).
+    either, compile with the kernels' lowering alone (see above), and are
+    stamped with every module of the package (:func:`package_stamp`).
     """
+    stamp = package_stamp()
     for value in list(namespace.values()):
         cache = getattr(value, "_cache", None)
         if isinstance(value, Dispatcher) and type(cache) is FunctionCache:
             cache.__class__ = _LoadOnly
+            _stamp_package(cache, stamp)
             type_arguments(value)
             _compiles_light(value)
 
 
-__all__ = ["RETRIED", "adopt"]
+__all__ = ["RETRIED", "adopt", "package_stamp"]
