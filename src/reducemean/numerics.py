@@ -943,6 +943,9 @@ _laned_parts = _laned(LANES, parts=2)
 
 
 _V4 = ir.VectorType(ir.DoubleType(), 4)
+#: Eight float64 lanes: one register with 512-bit vectors, two without.
+_V8 = ir.VectorType(ir.DoubleType(), 8)
+_EIGHT = ir.Constant(ir.VectorType(ir.IntType(32), 8), list(range(8)))
 
 
 def _vec_two_sum(builder, s, c, x):
@@ -972,12 +975,12 @@ def _vec_compensated(builder, s, c, x, one=None):
         z = builder.fsub(t, s)
         mone = builder.fneg(one)
         fma = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(s.type, [s.type] * 3), "llvm.fma.v4f64")
+            builder.module, ir.FunctionType(s.type, [s.type] * 3), f"llvm.fma.v{s.type.count}f64")
         tz = builder.call(fma, [z, mone, t])  # t - z
         err = builder.call(fma, [builder.fsub(s, tz), one, builder.call(fma, [z, mone, x])])
         return t, builder.fadd(c, err)
     fabs = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(s.type, [s.type]), "llvm.fabs.v4f64")
+        builder.module, ir.FunctionType(s.type, [s.type]), f"llvm.fabs.v{s.type.count}f64")
     first = builder.fcmp_ordered(">=", builder.call(fabs, [s]), builder.call(fabs, [x]))
     big = builder.select(first, s, x)
     small = builder.select(first, x, s)
@@ -985,13 +988,15 @@ def _vec_compensated(builder, s, c, x, one=None):
     return t, builder.fadd(c, builder.fadd(builder.fsub(big, t), small))
 
 
-def _vec_one(builder):
-    """1.0 in four lanes, hidden from LLVM (see :func:`opaque_one`); None without FMA."""
+def _vec_one(builder, lanes=4):
+    """1.0 in ``lanes`` lanes, hidden from LLVM (see :func:`opaque_one`); None without FMA."""
     if not FUSED:
         return None
-    v = builder.insert_element(ir.Constant(_V4, None), _hidden_one(builder),
+    vty = ir.VectorType(ir.DoubleType(), lanes)
+    v = builder.insert_element(ir.Constant(vty, None), _hidden_one(builder),
                                ir.Constant(ir.IntType(32), 0))
-    return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), 4), [0] * 4))
+    return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), lanes),
+                                                    [0] * lanes))
 
 
 def _loop(builder, name):
@@ -1032,18 +1037,34 @@ def _splat(builder, x, count):
 
 
 def _acc_halves(builder, acc, add):
-    """Four 4-lane accumulators added (``add``: IR fadd or add) down to two
-    scalars: the sums of their even lanes and of their odd ones."""
-    v = add(add(acc[0], acc[1]), add(acc[2], acc[3]))
-    v = add(_lanes(builder, v, [0, 1]), _lanes(builder, v, [2, 3]))
+    """Vector accumulators added (``add``: IR fadd or add) down to two scalars:
+    the sums of their even lanes and of their odd ones.
+
+    A tree over the accumulators, then over halves of the lanes (which keeps
+    each lane's parity): four accumulators of four lanes, or two of eight,
+    take three levels of adds either way.
+    """
+    while len(acc) > 1:
+        acc = [add(acc[k], acc[k + 1]) if k + 1 < len(acc) else acc[k]
+               for k in range(0, len(acc), 2)]
+    v = acc[0]
+    while v.type.count > 2:
+        half = v.type.count // 2
+        v = add(_lanes(builder, v, list(range(half))),
+                _lanes(builder, v, list(range(half, 2 * half))))
     return [builder.extract_element(v, ir.Constant(ir.IntType(32), k)) for k in (0, 1)]
 
 
 def _lanes8_codegen(rows, parts=1, step=1, strided=False):
     """Code for :func:`_f64_lanes8` over ``rows`` runs of the same length, in one loop.
 
-    Two vectors of four lanes per run (:func:`_vec_compensated`), a last
-    block of four into the first, then each run's lanes merged (TwoSum).
+    One vector of eight lanes per run (:func:`_vec_compensated`), a last
+    block of four into its first four lanes, then each run's lanes merged
+    (TwoSum).  With 512-bit vectors the eight lanes are one register, and
+    a step half the instructions of two vectors of four, which LLVM makes
+    of them elsewhere: held in cache, one thread, float64 (131072,) 1.4-1.5x
+    and (256, 2048) over axis 1 1.4-1.8x faster, complex128 (65536,) 1.3x;
+    from memory the same speed (0.91-1.05x, old and new alternating).
     Returns ``(a, b)`` per run, flattened.  With ``parts=2`` the last
     merge is left out: even and odd lanes stay apart, the two parts of
     interleaved complex values, and each run gives ``(a_real, b_real,
@@ -1076,10 +1097,10 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
                 return _pair_vector(builder, base, first, stride, align)
             first = builder.add(builder.mul(i, ir.Constant(i64, 8)), ir.Constant(i64, 4 * k))
             return _strided_vector(builder, base, first, stride, align)
-        zero = ir.Constant(_V4, None)
-        one = _vec_one(builder)
+        zero = ir.Constant(_V8, None)
+        one = _vec_one(builder, 8)
         i, entry, head, body, done = _loop(builder, "lanes8")
-        acc = [builder.phi(_V4) for _ in range(4 * rows)]  # s0, c0, s1, c1 per run
+        acc = [builder.phi(_V8) for _ in range(2 * rows)]  # s, c per run: eight lanes each
         for phi in acc:
             phi.add_incoming(zero, entry)
         blocks = builder.ashr(n, ir.Constant(i64, 3))
@@ -1087,7 +1108,10 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
         builder.position_at_end(body)
         nxt_acc = []
         for r, base in enumerate(bases):
-            if step == 1:
+            if step == 1 and not strided:
+                ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 8))])
+                vec = [builder.load(builder.bitcast(ptr, _V8.as_pointer()), align=align)]
+            elif step == 1:
                 vec = [load(base, i, 0), load(base, i, 1)]
             else:
                 ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 8 * step))])
@@ -1102,32 +1126,37 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
                                    [0, 1, 4, 5] if parts == 2 else [0, 4, 2, 6])
                 x0 = builder.shuffle_vector(vec[0], vec[1], even)
                 x1 = builder.shuffle_vector(vec[2], vec[3], even)
+                x = builder.shuffle_vector(x0, x1, _EIGHT)
+            elif len(vec) == 2:
+                x = builder.shuffle_vector(vec[0], vec[1], _EIGHT)
             else:
-                x0, x1 = vec
-            s0, c0, s1, c1 = acc[4 * r:4 * r + 4]
-            nxt_acc += [*_vec_compensated(builder, s0, c0, x0, one),
-                        *_vec_compensated(builder, s1, c1, x1, one)]
+                x = vec[0]
+            nxt_acc += _vec_compensated(builder, *acc[2 * r:2 * r + 2], x, one)
         i.add_incoming(builder.add(i, ir.Constant(i64, 1)), builder.basic_block)
         for phi, val in zip(acc, nxt_acc):
             phi.add_incoming(val, builder.basic_block)
         builder.branch(head)
         builder.position_at_end(done)
+        # each run's lanes 0-3 and 4-7 as two vectors of four (one register
+        # each without 512-bit vectors, as LLVM splits the eight lanes)
+        low, high = [0, 1, 2, 3], [4, 5, 6, 7]
+        split = [_lanes(builder, v, half) for v in acc for half in (low, high)]
         # four values left: one more step of each run's first vector
         four = builder.icmp_signed("!=", builder.and_(n, ir.Constant(i64, 4)),
                                    ir.Constant(i64, 0))
         with builder.if_then(four):
             last = []
             for r, base in enumerate(bases):
-                last += _vec_compensated(builder, acc[4 * r], acc[4 * r + 1],
-                                         load(base, blocks, 0), one)
+                last += _vec_compensated(builder, split[4 * r], split[4 * r + 2],
+                                         load(base, blocks, 0), _vec_one(builder))
             tail = builder.basic_block
         # (every phi at the top of the block, before any merge)
-        firsts = [_phi2(builder, acc[4 * r + k], done, last[2 * r + k], tail)
+        firsts = [_phi2(builder, split[4 * r + 2 * k], done, last[2 * r + k], tail)
                   for r in range(rows) for k in (0, 1)]
         out = []
         for r in range(rows):
-            out += _merge_lanes(builder, *firsts[2 * r:2 * r + 2], acc[4 * r + 2],
-                                acc[4 * r + 3], parts)
+            out += _merge_lanes(builder, *firsts[2 * r:2 * r + 2], split[4 * r + 1],
+                                split[4 * r + 3], parts)
         return context.make_tuple(builder, sig.return_type, out)
 
     return codegen
@@ -2010,22 +2039,25 @@ _STEP2_READ = {
 
 
 def _step2_widen(builder, kind, v):
-    """Four kept elements, widened to the accumulator: float64 (int64 for integer kinds)."""
+    """Kept elements (a vector of them), widened to the accumulator: float64 (int64 for
+    integer kinds)."""
+    count = v.type.count
     if kind == "i32" or kind in _SHORT_INTS:
         extend = builder.zext if kind.startswith("u") else builder.sext
-        return extend(v, ir.VectorType(ir.IntType(64), 4))
-    return builder.fpext(_as_f32(builder, kind, v), _V4)
+        return extend(v, ir.VectorType(ir.IntType(64), count))
+    return builder.fpext(_as_f32(builder, kind, v), ir.VectorType(ir.DoubleType(), count))
 
 
 def _as_f32(builder, kind, v):
-    """Four float elements of ``kind`` as float32, exactly."""
+    """Float elements of ``kind`` (a vector of them) as float32, exactly."""
+    count = v.type.count
     if kind == "f16":
-        return builder.fpext(builder.bitcast(v, ir.VectorType(ir.HalfType(), 4)),
-                             ir.VectorType(ir.FloatType(), 4))
+        return builder.fpext(builder.bitcast(v, ir.VectorType(ir.HalfType(), count)),
+                             ir.VectorType(ir.FloatType(), count))
     if kind == "bf16":  # the top half of a float32
-        v = builder.shl(builder.zext(v, ir.VectorType(_I32_T, 4)),
-                        ir.Constant(ir.VectorType(_I32_T, 4), [16] * 4))
-        return builder.bitcast(v, ir.VectorType(ir.FloatType(), 4))
+        v = builder.shl(builder.zext(v, ir.VectorType(_I32_T, count)),
+                        ir.Constant(ir.VectorType(_I32_T, count), [16] * count))
+        return builder.bitcast(v, ir.VectorType(ir.FloatType(), count))
     return v
 
 
@@ -2246,9 +2278,23 @@ def _add_block(builder, kind, a, b, s, top, m, depth):
     return a2, builder.fadd(b, builder.fadd(share, builder.call(fabs, [a2])))
 
 
+#: float64 lanes of each accumulator of the unit loops (:func:`_unit_step`):
+#: their 16 values a step go to two accumulators of eight lanes.  Where the
+#: CPU has 512-bit vectors each is one register, and a step half the
+#: conversions and adds of four accumulators of four lanes; elsewhere LLVM
+#: splits each into two, the four of before.  Old and new alternating, one
+#: thread: float16 (2**20,) 1.85x and (256, 4096) over axis 1 1.64x faster
+#: held in cache, float32 (2**20,) 1.13x; from memory on two threads
+#: float16 1.33-1.60x and bfloat16 1.11-1.18x (whole, rows, NCHW over (2,
+#: 3)), float32 the same (0.95-1.02x: memory bounds it).
+UNIT_LANES = 8
+_V_UNIT = ir.VectorType(ir.DoubleType(), UNIT_LANES)
+_UNIT_ACCS = 16 // UNIT_LANES
+
+
 def _unit_step(builder, kind, ptr, align, acc, top, cut=None):
-    """One vector step: the four accumulators and the joined bits ``top``
-    with the 16 values from ``ptr`` added.
+    """One vector step: the accumulators (:data:`_UNIT_ACCS` of :data:`_V_UNIT`) and the
+    joined bits ``top`` with the 16 values from ``ptr`` added.
 
     With ``cut`` (a vector of lane numbers) the values in lanes under it
     are added as -0.0 (``x + -0.0`` is ``x``); all 16 are joined, since a
@@ -2267,8 +2313,9 @@ def _unit_step(builder, kind, ptr, align, acc, top, cut=None):
         loads = [builder.bitcast(builder.select(builder.icmp_signed(
             ">=", ir.Constant(lanes_t, list(range(width * k, width * (k + 1)))), cut),
             v, negzero), vty) for k, v in enumerate(raw)]
-    pieces = [_step2_widen(builder, kind, _lanes(builder, v, list(range(q, q + 4))))
-              for v in loads for q in range(0, width, 4)]
+    pieces = [_step2_widen(builder, kind, v if width == UNIT_LANES else
+                           _lanes(builder, v, list(range(q, q + UNIT_LANES))))
+              for v in loads for q in range(0, width, UNIT_LANES)]
     return [builder.fadd(x, y) for x, y in zip(acc, pieces)], joined
 
 
@@ -2278,8 +2325,8 @@ def _unit_codegen(kind, parts=False, rows=1):
     Blocks of BOUND_BLOCK values (see :func:`_blocked`).  Each step of a
     block loads 16 values in whole vectors, joins their bits into a
     lane-wise unsigned maximum (see :func:`magnitude_join`), widens them
-    and adds them to four vector accumulators; the block's last values go
-    one at a time.  Its sum and joined bits then make its share of the
+    and adds them to two vector accumulators of eight lanes (:data:`UNIT_LANES`);
+    the block's last values go one at a time.  Its sum and joined bits then make its share of the
     bound, as :func:`magnitude_bound` does.  The maximum takes one integer
     operation per vector of 8 (16) raw values: joined to each value after
     widening it took one per 4, and a block of float32 in cache 1.35x the
@@ -2336,9 +2383,9 @@ def _unit_codegen(kind, parts=False, rows=1):
         builder.position_at_end(vhead)  # whole vectors
         i = builder.phi(i64)
         i.add_incoming(ir.Constant(i64, 0), block)
-        acc = [builder.phi(_V4) for _ in range(4 * rows)]
+        acc = [builder.phi(_V_UNIT) for _ in range(_UNIT_ACCS * rows)]
         for phi in acc:
-            phi.add_incoming(ir.Constant(_V4, None), block)
+            phi.add_incoming(ir.Constant(_V_UNIT, None), block)
         tops = [builder.phi(bits) for _ in range(rows)]
         for top in tops:
             top.add_incoming(ir.Constant(bits, None), block)
@@ -2347,8 +2394,9 @@ def _unit_codegen(kind, parts=False, rows=1):
         builder.position_at_end(vbody)
         for r, (base, top) in enumerate(zip(bases, tops)):
             ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 16))])
-            sums, joined = _unit_step(builder, kind, ptr, align, acc[4 * r:4 * r + 4], top)
-            for phi, x in zip(acc[4 * r:4 * r + 4], sums):
+            mine = acc[_UNIT_ACCS * r:_UNIT_ACCS * (r + 1)]
+            sums, joined = _unit_step(builder, kind, ptr, align, mine, top)
+            for phi, x in zip(mine, sums):
                 phi.add_incoming(x, vbody)
             top.add_incoming(joined, vbody)
         i.add_incoming(builder.add(i, ir.Constant(i64, 1)), vbody)
@@ -2359,7 +2407,7 @@ def _unit_codegen(kind, parts=False, rows=1):
         builder.position_at_end(vdone)
         vsums, vtops = [], []
         for r in range(rows):
-            ac = acc[4 * r:4 * r + 4]
+            ac = acc[_UNIT_ACCS * r:_UNIT_ACCS * (r + 1)]
             lanes = _acc_halves(builder, ac, builder.fadd)
             vsums.append(lanes if parts else [builder.fadd(*lanes)])
             vtops.append(_umax_reduce(builder, tops[r], np_))
@@ -2485,9 +2533,9 @@ def _unit_runs_codegen(kind):
         r.add_incoming(c0, gbody)
         used = builder.phi(i64)  # r * m
         used.add_incoming(c0, gbody)
-        acc = [builder.phi(_V4) for _ in range(4)]
+        acc = [builder.phi(_V_UNIT) for _ in range(_UNIT_ACCS)]
         for phi in acc:
-            phi.add_incoming(ir.Constant(_V4, None), gbody)
+            phi.add_incoming(ir.Constant(_V_UNIT, None), gbody)
         top = builder.phi(bits)
         top.add_incoming(ir.Constant(bits, None), gbody)
         builder.cbranch(builder.icmp_signed("==", r, c0), rbody, rmore)
@@ -2504,7 +2552,7 @@ def _unit_runs_codegen(kind):
         builder.position_at_end(vhead)  # a run's whole steps
         i = builder.phi(i64)
         i.add_incoming(c0, rbody)
-        vacc = [builder.phi(_V4) for _ in range(4)]
+        vacc = [builder.phi(_V_UNIT) for _ in range(_UNIT_ACCS)]
         for phi, x in zip(vacc, acc):
             phi.add_incoming(x, rbody)
         vtop = builder.phi(bits)
