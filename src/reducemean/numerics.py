@@ -2065,8 +2065,8 @@ def _step2_codegen(kind, rows=1):
     """Code for :func:`_sum_step2`: ``n`` (a multiple of 16) kept elements of a ``[::2]`` run.
 
     Each step loads 32 elements in whole vectors, keeps the even ones with
-    one shuffle per two loads, widens them and adds them to four vector
-    accumulators: plain adds, as the scalar loops of these types do (float64
+    one shuffle per two loads, widens them and adds them to two vector
+    accumulators of eight lanes (as :func:`_unit_step`'s): plain adds, as the scalar loops of these types do (float64
     has 29 bits more than a float32, and int64 sums of int32 cannot overflow
     below 2**31 values).  Floats' kept values are joined into a lane-wise
     maximum of bits (see magnitude_join), returned with the sum for the
@@ -2081,7 +2081,7 @@ def _step2_codegen(kind, rows=1):
     """
     elem, size, width, mask = _STEP2_READ[kind]
     integer = kind == "i32"
-    acc_t = ir.VectorType(ir.IntType(64), 4) if integer else _V4
+    acc_t = ir.VectorType(ir.IntType(64) if integer else ir.DoubleType(), UNIT_LANES)
     bits = ir.VectorType(ir.IntType(8 * size), width)
 
     def codegen(context, builder, sig, args):
@@ -2096,7 +2096,7 @@ def _step2_codegen(kind, rows=1):
         i, entry, head, body, done = _loop(builder, "step2")
         accs, tops = [], []
         for _ in range(rows):
-            acc = [builder.phi(acc_t) for _ in range(4)]
+            acc = [builder.phi(acc_t) for _ in range(_UNIT_ACCS)]
             for phi in acc:
                 phi.add_incoming(ir.Constant(acc_t, None), entry)
             top = builder.phi(bits)
@@ -2117,8 +2117,10 @@ def _step2_codegen(kind, rows=1):
             for k in range(0, len(loads), 2):
                 kept = builder.shuffle_vector(loads[k], loads[k + 1], keep)
                 kepts.append(builder.bitcast(kept, bits))
-                for q in range(0, width, 4):
-                    pieces.append(_step2_widen(builder, kind, _lanes(builder, kept, list(range(q, q + 4)))))
+                for q in range(0, width, UNIT_LANES):
+                    part = kept if width == UNIT_LANES else _lanes(
+                        builder, kept, list(range(q, q + UNIT_LANES)))
+                    pieces.append(_step2_widen(builder, kind, part))
             nxt = [add(a, x) for a, x in zip(acc, pieces)]
             updates.append((nxt, top if integer else _umax(builder, top, _umax_tree(builder, kepts))))
         i.add_incoming(builder.add(i, ir.Constant(i64, 1)), builder.basic_block)
@@ -2132,10 +2134,7 @@ def _step2_codegen(kind, rows=1):
         builder.position_at_end(done)
         out = []
         for acc, top in zip(accs, tops):
-            s = add(add(acc[0], acc[1]), add(acc[2], acc[3]))
-            s = add(_lanes(builder, s, [0, 1]), _lanes(builder, s, [2, 3]))
-            lane0 = builder.extract_element(s, ir.Constant(_I32_T, 0))
-            lane1 = builder.extract_element(s, ir.Constant(_I32_T, 1))
+            lane0, lane1 = _acc_halves(builder, acc, add)  # even lanes, odd lanes
             if integer:  # an I-family state: (high word, low word)
                 out += [ir.Constant(i64, 0), add(lane0, lane1)]
             elif kind == "c64":  # lane 0 holds the real parts, lane 1 the imaginary ones
