@@ -1207,7 +1207,8 @@ def _runs_lanes8_codegen(unit, parts=1):
     Arguments ``(buf, off, stride, n, rows, rstride)``: value ``j`` of run
     ``r`` is ``buf[off + r*rstride + j*stride]`` (``unit``: ``stride`` is 1
     and the blocks are vector loads).  Each run adds its blocks of eight to
-    the same two vectors (:func:`_vec_compensated`), then its last
+    the same vector of eight lanes (:func:`_vec_compensated`; see
+    :func:`_lanes8_codegen`), then its last
     ``n % 8`` values as one more block whose missing lanes are -0.0
     (``x + -0.0`` is ``x`` for every ``x``, -0.0 included); the lanes are
     merged once, at the end.  A run sum
@@ -1229,8 +1230,16 @@ def _runs_lanes8_codegen(unit, parts=1):
         zero = ir.Constant(_V4, None)
         blocks = builder.ashr(n, ir.Constant(i64, 3))
         rem = builder.and_(n, ir.Constant(i64, 7))
-        one = _vec_one(builder)
+        one = _vec_one(builder, 8)
         entry = builder.basic_block
+
+        def eight(base, j):
+            """Values ``j`` to ``j + 7`` of a run, one vector."""
+            if unit:
+                return builder.load(builder.bitcast(builder.gep(base, [j]), _V8.as_pointer()),
+                                    align=align)
+            return builder.shuffle_vector(load(base, j), load(base, builder.add(
+                j, ir.Constant(i64, 4))), _EIGHT)
 
         def load(base, j):
             """Values ``j`` to ``j + 3`` of a run."""
@@ -1276,9 +1285,9 @@ def _runs_lanes8_codegen(unit, parts=1):
         builder.position_at_end(outer)
         r = builder.phi(i64)
         r.add_incoming(ir.Constant(i64, 0), entry)
-        acc = [builder.phi(_V4) for _ in range(4)]  # s0, c0, s1, c1
+        acc = [builder.phi(_V8) for _ in range(2)]  # s, c: eight lanes (see _lanes8_codegen)
         for phi in acc:
-            phi.add_incoming(zero, entry)
+            phi.add_incoming(ir.Constant(_V8, None), entry)
         builder.cbranch(builder.icmp_signed("<", r, rows), start, done)
 
         builder.position_at_end(start)
@@ -1288,17 +1297,14 @@ def _runs_lanes8_codegen(unit, parts=1):
         builder.position_at_end(head)
         i = builder.phi(i64)
         i.add_incoming(ir.Constant(i64, 0), start)
-        inner = [builder.phi(_V4) for _ in range(4)]
+        inner = [builder.phi(_V8) for _ in range(2)]
         for phi, a in zip(inner, acc):
             phi.add_incoming(a, start)
         builder.cbranch(builder.icmp_signed("<", i, blocks), body, after)
 
         builder.position_at_end(body)
-        j = builder.shl(i, ir.Constant(i64, 3))
-        x0 = load(base, j)
-        x1 = load(base, builder.add(j, ir.Constant(i64, 4)))
-        upd = [*_vec_compensated(builder, inner[0], inner[1], x0, one),
-               *_vec_compensated(builder, inner[2], inner[3], x1, one)]
+        upd = _vec_compensated(builder, *inner, eight(base, builder.shl(i, ir.Constant(i64, 3))),
+                               one)
         i.add_incoming(builder.add(i, ir.Constant(i64, 1)), body)
         for phi, val in zip(inner, upd):
             phi.add_incoming(val, body)
@@ -1308,8 +1314,8 @@ def _runs_lanes8_codegen(unit, parts=1):
         builder.cbranch(builder.icmp_signed("!=", rem, ir.Constant(i64, 0)), last, nxt)
 
         builder.position_at_end(last)
-        tails = [*_vec_compensated(builder, inner[0], inner[1], tail(base, 0), one),
-                 *_vec_compensated(builder, inner[2], inner[3], tail(base, 1), one)]
+        tails = _vec_compensated(builder, *inner, builder.shuffle_vector(
+            tail(base, 0), tail(base, 1), _EIGHT), one)
         builder.branch(nxt)
 
         builder.position_at_end(nxt)
@@ -1320,7 +1326,10 @@ def _runs_lanes8_codegen(unit, parts=1):
         builder.branch(outer)
 
         builder.position_at_end(done)
-        return context.make_tuple(builder, sig.return_type, _merge_lanes(builder, *acc, parts))
+        s0, s1, c0, c1 = [_lanes(builder, v, half) for v in acc
+                          for half in ([0, 1, 2, 3], [4, 5, 6, 7])]
+        return context.make_tuple(builder, sig.return_type,
+                                  _merge_lanes(builder, s0, c0, s1, c1, parts))
 
     return codegen
 
