@@ -10,8 +10,11 @@ A run's record (what ``--json`` writes) holds every figure a target needs:
   1.00x; a peer given a contiguous copy of a view still counts);
 * the small inputs 8 x 8, 3 x 4 x 5, 64 x 128 and 256 x 256 are faster per
   call than numpy.mean, in each dtype and layout the run timed;
-* the Python layer costs under 1 us: the run's figure is a whole mean of a
-  one-element array, kernel call included, so it bounds the layer from above;
+* the Python layer (the memo lookup, the dispatch, the result's
+  allocation) costs under 1 us: a whole mean of a one-element array less
+  the kernel's own compiled call on it (its arguments' unboxing and its
+  sum), both timed round-robin in the run; a run that did not time the
+  kernel call alone is judged on the whole mean;
 * a fresh interpreter imports reducemean and makes its first call within
   0.5 s with Numba's cache warm and within 3 s cold (the first small call,
   and the columns' first call in processes of their own).
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import textwrap
 
-from .report import peer_ratio, share_of
+from .report import layer_s, peer_ratio, share_of
 
 SHARE = 0.85
 #: Large cases held only to the peers' speed (see the module docstring).
@@ -76,10 +79,16 @@ def _small(rows, overhead):
     out = [_entry("small inputs (8 x 8, 3 x 4 x 5, 64 x 128, 256 x 256) faster than numpy.mean",
                   slower, len(judged), "slower")]
     if overhead is not None:
-        t = overhead["reducemean_s"]
-        out.append(_entry("Python layer under 1 us (a one-element mean, kernel call included)",
-                          [] if t < LAYER_S else
-                          [f"{t * 1e6:.2f} us (numpy.mean {overhead['numpy_s'] * 1e6:.2f} us)"],
+        t = layer_s(overhead)
+        if "kernel_s" in overhead:
+            what = "a one-element mean less its kernel's own call"
+            took = (f"{t * 1e6:.2f} us (the mean {overhead['reducemean_s'] * 1e6:.2f} us, its "
+                    f"kernel call {overhead['kernel_s'] * 1e6:.2f} us; numpy.mean "
+                    f"{overhead['numpy_s'] * 1e6:.2f} us)")
+        else:
+            what = "a one-element mean, kernel call included"
+            took = f"{t * 1e6:.2f} us (numpy.mean {overhead['numpy_s'] * 1e6:.2f} us)"
+        out.append(_entry(f"Python layer under 1 us ({what})", [] if t < LAYER_S else [took],
                           1, "took"))
     return out
 
