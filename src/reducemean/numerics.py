@@ -1112,6 +1112,7 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
         for r, base in enumerate(bases):
             if step == 1 and not strided:
                 ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 8))])
+                _prefetch(builder, ptr)
                 vec = [builder.load(builder.bitcast(ptr, _V8.as_pointer()), align=align)]
             elif step == 1:
                 vec = [load(base, i, 0), load(base, i, 1)]
@@ -2251,6 +2252,39 @@ def _no_unroll(builder, branch):
     branch.set_metadata("llvm.loop", loop)
 
 
+#: Bytes ahead of its loads that a contiguous run's vector loop asks the CPU
+#: to fetch (:func:`_prefetch`).  The widening and the bound give each cache
+#: line several times the instructions of a plain sum, so the out-of-order
+#: window covers fewer lines ahead, and the hardware prefetchers alone left
+#: memory slower: from memory on two threads, old and new alternating (nine
+#: rounds), 4 KiB ahead read whole float32 arrays 1.23x faster, float64
+#: 1.16x, float32 and float64 rows 1.11x and 1.22x, bfloat16 1.12x and
+#: NCHW over (2, 3) 1.16x; 1 KiB ahead was no faster.
+PREFETCH_AHEAD = 4096
+
+
+def _prefetch(builder, ptr, ahead=PREFETCH_AHEAD):
+    """A hint to bring the cache line ``ahead`` bytes past ``ptr`` in (a prefetch never faults,
+    so past a run's end it reads nothing)."""
+    i8p = ir.IntType(8).as_pointer()
+    i32 = ir.IntType(32)
+    fn = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), _PREFETCH_NAME)
+    at = builder.gep(builder.bitcast(ptr, i8p), [ir.Constant(ir.IntType(64), ahead)])
+    # a read, kept in every cache level, of data
+    builder.call(fn, [at, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+
+
+def _prefetch_name():
+    # the pointer argument's mangling: typed pointers before LLVM 15
+    import llvmlite.binding as llvm
+
+    return "llvm.prefetch.p0" if llvm.llvm_version_info >= (15,) else "llvm.prefetch.p0i8"
+
+
+_PREFETCH_NAME = _prefetch_name()
+
+
 def _unit_layout(kind):
     """The storage of :func:`_unit_codegen`'s ``kind`` (and the integer
     kinds of :func:`_unit_short_codegen`): element type and bytes, elements
@@ -2406,6 +2440,7 @@ def _unit_codegen(kind, parts=False, rows=1):
         builder.position_at_end(vbody)
         for r, (base, top) in enumerate(zip(bases, tops)):
             ptr = builder.gep(base, [builder.mul(i, ir.Constant(i64, 16))])
+            _prefetch(builder, ptr)
             mine = acc[_UNIT_ACCS * r:_UNIT_ACCS * (r + 1)]
             sums, joined = _unit_step(builder, kind, ptr, align, mine, top)
             for phi, x in zip(mine, sums):
