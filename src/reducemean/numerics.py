@@ -1058,9 +1058,9 @@ def _acc_halves(builder, acc, add):
 def _lanes8_codegen(rows, parts=1, step=1, strided=False):
     """Code for :func:`_f64_lanes8` over ``rows`` runs of the same length, in one loop.
 
-    One vector of eight lanes per run (:func:`_vec_compensated`), a last
-    block of four into its first four lanes, then each run's lanes merged
-    (TwoSum).  With 512-bit vectors the eight lanes are one register, and
+    One vector of eight lanes per run (:func:`_vec_compensated`; contiguous
+    runs prefetch :data:`PREFETCH_AHEAD` bytes on), a last block of four
+    into its first four lanes, then each run's lanes merged (TwoSum).  With 512-bit vectors the eight lanes are one register, and
     a step half the instructions of two vectors of four, which LLVM makes
     of them elsewhere: held in cache, one thread, float64 (131072,) 1.4-1.5x
     and (256, 2048) over axis 1 1.4-1.8x faster, complex128 (65536,) 1.3x;
@@ -2078,9 +2078,9 @@ def _step2_codegen(kind, rows=1):
 
     Each step loads 32 elements in whole vectors, keeps the even ones with
     one shuffle per two loads, widens them and adds them to two vector
-    accumulators of eight lanes (as :func:`_unit_step`'s): plain adds, as the scalar loops of these types do (float64
-    has 29 bits more than a float32, and int64 sums of int32 cannot overflow
-    below 2**31 values).  Floats' kept values are joined into a lane-wise
+    accumulators of eight lanes (as :func:`_unit_step`'s): plain adds, as
+    the scalar loops of these types do (float64 has 29 bits more than a
+    float32, and int64 sums of int32 cannot overflow below 2**31 values).  Floats' kept values are joined into a lane-wise
     maximum of bits (see magnitude_join), returned with the sum for the
     caller's bound.  ``c64`` keeps every second complex pair instead, its
     parts in alternate lanes, and a maximum for each part: one shared
@@ -2371,9 +2371,10 @@ def _unit_codegen(kind, parts=False, rows=1):
     Blocks of BOUND_BLOCK values (see :func:`_blocked`).  Each step of a
     block loads 16 values in whole vectors, joins their bits into a
     lane-wise unsigned maximum (see :func:`magnitude_join`), widens them
-    and adds them to two vector accumulators of eight lanes (:data:`UNIT_LANES`);
-    the block's last values go one at a time.  Its sum and joined bits then make its share of the
-    bound, as :func:`magnitude_bound` does.  The maximum takes one integer
+    and adds them to two vector accumulators of eight lanes
+    (:data:`UNIT_LANES`), asking for the line :data:`PREFETCH_AHEAD` bytes
+    on; the block's last values go one at a time.  Its sum and joined bits
+    then make its share of the bound, as :func:`magnitude_bound` does.  The maximum takes one integer
     operation per vector of 8 (16) raw values: joined to each value after
     widening it took one per 4, and a block of float32 in cache 1.35x the
     time of the plain sum.  All of it one intrinsic, emitted in the
