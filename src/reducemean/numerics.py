@@ -988,15 +988,13 @@ def _vec_compensated(builder, s, c, x, one=None):
     return t, builder.fadd(c, builder.fadd(builder.fsub(big, t), small))
 
 
-def _vec_one(builder, lanes=4):
-    """1.0 in ``lanes`` lanes, hidden from LLVM (see :func:`opaque_one`); None without FMA."""
+def _vec_one(builder):
+    """1.0 in eight lanes, hidden from LLVM (see :func:`opaque_one`); None without FMA."""
     if not FUSED:
         return None
-    vty = ir.VectorType(ir.DoubleType(), lanes)
-    v = builder.insert_element(ir.Constant(vty, None), _hidden_one(builder),
+    v = builder.insert_element(ir.Constant(_V8, None), _hidden_one(builder),
                                ir.Constant(ir.IntType(32), 0))
-    return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), lanes),
-                                                    [0] * lanes))
+    return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), 8), [0] * 8))
 
 
 def _loop(builder, name):
@@ -1026,6 +1024,17 @@ def _phi2(builder, v1, b1, v2, b2):
 
 def _lanes(builder, v, idx):
     return builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(ir.IntType(32), len(idx)), idx))
+
+
+def _joined(builder, lo, hi):
+    """Two vectors of four lanes as one of eight, ``lo``'s lanes first."""
+    return builder.shuffle_vector(lo, hi, _EIGHT)
+
+
+def _halves(builder, v):
+    """An eight-lane vector as its lanes 0-3 and 4-7, two vectors of four (one
+    register each without 512-bit vectors, as LLVM splits the eight lanes)."""
+    return _lanes(builder, v, [0, 1, 2, 3]), _lanes(builder, v, [4, 5, 6, 7])
 
 
 def _splat(builder, x, count):
@@ -1060,10 +1069,11 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
 
     One vector of eight lanes per run (:func:`_vec_compensated`; contiguous
     runs prefetch :data:`PREFETCH_AHEAD` bytes on), a last block of four
-    into its first four lanes, then each run's lanes merged (TwoSum).  With 512-bit vectors the eight lanes are one register, and
-    a step half the instructions of two vectors of four, which LLVM makes
-    of them elsewhere: held in cache, one thread, float64 (131072,) 1.4-1.5x
-    and (256, 2048) over axis 1 1.4-1.8x faster, complex128 (65536,) 1.3x;
+    into its first four lanes, then each run's lanes merged (TwoSum).  With
+    512-bit vectors the eight lanes are one register, and a step half the
+    instructions of two vectors of four, which LLVM makes of them
+    elsewhere: held in cache, one thread, float64 (131072,) 1.4-1.5x and
+    (256, 2048) over axis 1 1.4-1.8x faster, complex128 (65536,) 1.3x;
     from memory the same speed (0.91-1.05x, old and new alternating).
     Compiled for an AVX2 target (NUMBA_CPU_NAME=znver3), held in cache,
     float64 (131072,) and (256, 512) over axis 1 1.44-1.58x faster too.
@@ -1100,7 +1110,8 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
             first = builder.add(builder.mul(i, ir.Constant(i64, 8)), ir.Constant(i64, 4 * k))
             return _strided_vector(builder, base, first, stride, align)
         zero = ir.Constant(_V8, None)
-        one = _vec_one(builder, 8)
+        one = _vec_one(builder)
+        one4 = None if one is None else _halves(builder, one)[0]  # for the last four
         i, entry, head, body, done = _loop(builder, "lanes8")
         acc = [builder.phi(_V8) for _ in range(2 * rows)]  # s, c per run: eight lanes each
         for phi in acc:
@@ -1127,11 +1138,10 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
                 # a lane-crossing permute measured twice as slow
                 even = ir.Constant(ir.VectorType(ir.IntType(32), 4),
                                    [0, 1, 4, 5] if parts == 2 else [0, 4, 2, 6])
-                x0 = builder.shuffle_vector(vec[0], vec[1], even)
-                x1 = builder.shuffle_vector(vec[2], vec[3], even)
-                x = builder.shuffle_vector(x0, x1, _EIGHT)
+                x = _joined(builder, builder.shuffle_vector(vec[0], vec[1], even),
+                            builder.shuffle_vector(vec[2], vec[3], even))
             elif len(vec) == 2:
-                x = builder.shuffle_vector(vec[0], vec[1], _EIGHT)
+                x = _joined(builder, *vec)
             else:
                 x = vec[0]
             nxt_acc += _vec_compensated(builder, *acc[2 * r:2 * r + 2], x, one)
@@ -1140,10 +1150,7 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
             phi.add_incoming(val, builder.basic_block)
         builder.branch(head)
         builder.position_at_end(done)
-        # each run's lanes 0-3 and 4-7 as two vectors of four (one register
-        # each without 512-bit vectors, as LLVM splits the eight lanes)
-        low, high = [0, 1, 2, 3], [4, 5, 6, 7]
-        split = [_lanes(builder, v, half) for v in acc for half in (low, high)]
+        split = [half for v in acc for half in _halves(builder, v)]  # s0, s1, c0, c1 per run
         # four values left: one more step of each run's first vector
         four = builder.icmp_signed("!=", builder.and_(n, ir.Constant(i64, 4)),
                                    ir.Constant(i64, 0))
@@ -1151,7 +1158,7 @@ def _lanes8_codegen(rows, parts=1, step=1, strided=False):
             last = []
             for r, base in enumerate(bases):
                 last += _vec_compensated(builder, split[4 * r], split[4 * r + 2],
-                                         load(base, blocks, 0), _vec_one(builder))
+                                         load(base, blocks, 0), one4)
             tail = builder.basic_block
         # (every phi at the top of the block, before any merge)
         firsts = [_phi2(builder, split[4 * r + 2 * k], done, last[2 * r + k], tail)
@@ -1233,7 +1240,7 @@ def _runs_lanes8_codegen(unit, parts=1):
         zero = ir.Constant(_V4, None)
         blocks = builder.ashr(n, ir.Constant(i64, 3))
         rem = builder.and_(n, ir.Constant(i64, 7))
-        one = _vec_one(builder, 8)
+        one = _vec_one(builder)
         entry = builder.basic_block
 
         def eight(base, j):
@@ -1241,8 +1248,7 @@ def _runs_lanes8_codegen(unit, parts=1):
             if unit:
                 return builder.load(builder.bitcast(builder.gep(base, [j]), _V8.as_pointer()),
                                     align=align)
-            return builder.shuffle_vector(load(base, j), load(base, builder.add(
-                j, ir.Constant(i64, 4))), _EIGHT)
+            return _joined(builder, load(base, j), load(base, builder.add(j, ir.Constant(i64, 4))))
 
         def load(base, j):
             """Values ``j`` to ``j + 3`` of a run."""
@@ -1317,8 +1323,8 @@ def _runs_lanes8_codegen(unit, parts=1):
         builder.cbranch(builder.icmp_signed("!=", rem, ir.Constant(i64, 0)), last, nxt)
 
         builder.position_at_end(last)
-        tails = _vec_compensated(builder, *inner, builder.shuffle_vector(
-            tail(base, 0), tail(base, 1), _EIGHT), one)
+        tails = _vec_compensated(builder, *inner, _joined(builder, tail(base, 0), tail(base, 1)),
+                                 one)
         builder.branch(nxt)
 
         builder.position_at_end(nxt)
@@ -1329,8 +1335,7 @@ def _runs_lanes8_codegen(unit, parts=1):
         builder.branch(outer)
 
         builder.position_at_end(done)
-        s0, s1, c0, c1 = [_lanes(builder, v, half) for v in acc
-                          for half in ([0, 1, 2, 3], [4, 5, 6, 7])]
+        (s0, s1), (c0, c1) = [_halves(builder, v) for v in acc]
         return context.make_tuple(builder, sig.return_type,
                                   _merge_lanes(builder, s0, c0, s1, c1, parts))
 
@@ -2080,16 +2085,16 @@ def _step2_codegen(kind, rows=1):
     one shuffle per two loads, widens them and adds them to two vector
     accumulators of eight lanes (as :func:`_unit_step`'s): plain adds, as
     the scalar loops of these types do (float64 has 29 bits more than a
-    float32, and int64 sums of int32 cannot overflow below 2**31 values).  Floats' kept values are joined into a lane-wise
-    maximum of bits (see magnitude_join), returned with the sum for the
-    caller's bound.  ``c64`` keeps every second complex pair instead, its
-    parts in alternate lanes, and a maximum for each part: one shared
-    maximum made an all-zero part's bound that of the other part's
-    magnitudes, and marked its zero sum (a real array held as complex64).
-    With ``rows`` 2 (not for ``c64``) the arguments are ``(buf, off0, off1,
-    n, tok)``: two such runs in one loop, each with accumulators and joined
-    bits of its own, and the results one run's after the other's (see
-    :func:`_sum_step2_pair`).
+    float32, and int64 sums of int32 cannot overflow below 2**31 values).
+    Floats' kept values are joined into a lane-wise maximum of bits (see
+    magnitude_join), returned with the sum for the caller's bound.  ``c64``
+    keeps every second complex pair instead, its parts in alternate lanes,
+    and a maximum for each part: one shared maximum made an all-zero part's
+    bound that of the other part's magnitudes, and marked its zero sum (a
+    real array held as complex64).  With ``rows`` 2 (not for ``c64``) the
+    arguments are ``(buf, off0, off1, n, tok)``: two such runs in one loop,
+    each with accumulators and joined bits of its own, and the results one
+    run's after the other's (see :func:`_sum_step2_pair`).
     """
     elem, size, width, mask = _STEP2_READ[kind]
     integer = kind == "i32"
@@ -2129,10 +2134,7 @@ def _step2_codegen(kind, rows=1):
             for k in range(0, len(loads), 2):
                 kept = builder.shuffle_vector(loads[k], loads[k + 1], keep)
                 kepts.append(builder.bitcast(kept, bits))
-                for q in range(0, width, UNIT_LANES):
-                    part = kept if width == UNIT_LANES else _lanes(
-                        builder, kept, list(range(q, q + UNIT_LANES)))
-                    pieces.append(_step2_widen(builder, kind, part))
+                pieces += _unit_pieces(builder, kind, kept)
             nxt = [add(a, x) for a, x in zip(acc, pieces)]
             updates.append((nxt, top if integer else _umax(builder, top, _umax_tree(builder, kepts))))
         i.add_incoming(builder.add(i, ir.Constant(i64, 1)), builder.basic_block)
@@ -2359,10 +2361,16 @@ def _unit_step(builder, kind, ptr, align, acc, top, cut=None):
         loads = [builder.bitcast(builder.select(builder.icmp_signed(
             ">=", ir.Constant(lanes_t, list(range(width * k, width * (k + 1)))), cut),
             v, negzero), vty) for k, v in enumerate(raw)]
-    pieces = [_step2_widen(builder, kind, v if width == UNIT_LANES else
-                           _lanes(builder, v, list(range(q, q + UNIT_LANES))))
-              for v in loads for q in range(0, width, UNIT_LANES)]
+    pieces = [x for v in loads for x in _unit_pieces(builder, kind, v)]
     return [builder.fadd(x, y) for x, y in zip(acc, pieces)], joined
+
+
+def _unit_pieces(builder, kind, v):
+    """The vector ``v`` of elements widened to the accumulators, :data:`UNIT_LANES` a piece."""
+    width = v.type.count
+    return [_step2_widen(builder, kind, v if width == UNIT_LANES else
+                         _lanes(builder, v, list(range(q, q + UNIT_LANES))))
+            for q in range(0, width, UNIT_LANES)]
 
 
 def _unit_codegen(kind, parts=False, rows=1):
@@ -2370,16 +2378,17 @@ def _unit_codegen(kind, parts=False, rows=1):
 
     Blocks of BOUND_BLOCK values (see :func:`_blocked`).  Each step of a
     block loads 16 values in whole vectors, joins their bits into a
-    lane-wise unsigned maximum (see :func:`magnitude_join`), widens them
-    and adds them to two vector accumulators of eight lanes
+    lane-wise unsigned maximum (see :func:`magnitude_join`), widens them and
+    adds them to two vector accumulators of eight lanes
     (:data:`UNIT_LANES`), asking for the line :data:`PREFETCH_AHEAD` bytes
     on; the block's last values go one at a time.  Its sum and joined bits
-    then make its share of the bound, as :func:`magnitude_bound` does.  The maximum takes one integer
-    operation per vector of 8 (16) raw values: joined to each value after
-    widening it took one per 4, and a block of float32 in cache 1.35x the
-    time of the plain sum.  All of it one intrinsic, emitted in the
-    caller: as nested functions, they cost a cold first call 0.5-0.8 s of
-    compiling, and a row 20-40 ns of calls and reference counts.
+    then make its share of the bound, as :func:`magnitude_bound` does.  The
+    maximum takes one integer operation per vector of 8 (16) raw values:
+    joined to each value after widening it took one per 4, and a block of
+    float32 in cache 1.35x the time of the plain sum.  All of it one
+    intrinsic, emitted in the caller: as nested functions, they cost a cold
+    first call 0.5-0.8 s of compiling, and a row 20-40 ns of calls and
+    reference counts.
     With ``parts`` the values are complex64 pairs (``n`` floats, even):
     the accumulators' even lanes sum the real parts, the odd ones the
     imaginary parts, and so do the joined bits' (a part's bound is of its
