@@ -114,14 +114,19 @@ def test_a_dispatcher_without_numbas_compiler_internals_is_left_as_it_is():
 _STALE_SCRIPT = """
 import numpy as np, reducemean
 print("mean", float(reducemean.mean(np.arange(1000, dtype=np.float32))))
+print("short", reducemean.mean(np.arange(192, dtype=np.float32).reshape(64, 3), axis=1)[-1])
 print("from", reducemean.__file__)
 """
 
 
 def test_an_edit_to_any_module_of_the_package_makes_the_cached_kernels_stale(tmp_path):
-    # Numba stamps a cached kernel with its own file (kernels.py); the code
-    # of numerics.py is compiled into it, so an edit there alone must make
-    # the next process compile again rather than load the old code.
+    # Numba stamps a cached function with its own file (kernels.py); the
+    # code of numerics.py is compiled into it, so an edit there alone must
+    # make the next process compile again rather than load the old code:
+    # the kernels, and the helpers and overloads cached by themselves that
+    # they link (the short rows' loop: kernels._short_rows, whose code the
+    # call below loaded stale before every function of the package was
+    # stamped).
     import shutil
 
     import reducemean
@@ -137,8 +142,9 @@ def test_an_edit_to_any_module_of_the_package_makes_the_cached_kernels_stale(tmp
                            text=True, timeout=600, cwd=tmp_path)
         assert r.returncode == 0, r.stderr[-2000:]
         assert "mean 499.5" in r.stdout
+        assert "short 190.0" in r.stdout
         assert f"from {src}" in r.stdout  # the copy, not the package under test
-        return [line for line in r.stdout.splitlines() if "kernels." in line]
+        return [line for line in r.stdout.splitlines() if line.startswith("[cache]")]
 
     first, again = run(), run()
     assert any("data saved" in line for line in first)

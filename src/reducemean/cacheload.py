@@ -27,7 +27,7 @@ import importlib
 import os
 
 from numba.core import errors
-from numba.core.caching import FunctionCache
+from numba.core.caching import CompileResultCacheImpl, FunctionCache
 from numba.core.dispatcher import Dispatcher
 from numba.core.runtime import rtsys
 
@@ -118,35 +118,69 @@ def _compiles_light(dispatcher):
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_STAMP: dict = {}
 
 
 def package_stamp(folder=_PACKAGE):
     """The modification times and sizes of the ``.py`` files in ``folder``, sorted by name.
 
+    Taken once per folder and process (Numba, too, stamps a function's
+    cache as it creates it).
+    """
+    stamp = _STAMP.get(folder)
+    if stamp is None:
+        stamp = []
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(folder, name))
+                stamp.append((name, st.st_mtime, st.st_size))
+        stamp = _STAMP[folder] = tuple(stamp)
+    return stamp
+
+
+class _PackageStamped:
+    """A cache locator for the package's functions: Numba's own, stamped with every module.
+
     Numba stamps a cached function with its own source file alone, and
-    loads it while that file is unchanged.  A kernel's machine code holds
-    the per-dtype code of other modules too (numerics' intrinsics and
-    overloads are emitted into it), so an edit there alone left the kernel
-    loading its old code.
+    loads it while that file is unchanged.  A function's machine code holds
+    the per-dtype code of other modules too (numerics' intrinsics are
+    emitted into it, and a kernel links the cached overloads it calls), so
+    an edit to numerics.py alone left kernels.py's kernels, and its
+    overloads' implementations (each cached by itself), loading their old
+    code.  This locator stands first in Numba's list: for a function of the
+    package it takes the locator Numba would (same cache folder) and adds
+    :func:`package_stamp` to its stamp; for any other it declines.
     """
-    stamp = []
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".py"):
-            st = os.stat(os.path.join(folder, name))
-            stamp.append((name, st.st_mtime, st.st_size))
-    return tuple(stamp)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if os.path.dirname(os.path.abspath(py_file)) != _PACKAGE:
+            return None
+        for other in CompileResultCacheImpl._locator_classes:
+            if other is cls:
+                continue
+            locator = other.from_function(py_func, py_file)
+            if locator is not None:
+                own = locator.get_source_stamp
+                locator.get_source_stamp = lambda: (own(), package_stamp())
+                return locator
+        return None
 
 
-def _stamp_package(cache, stamp):
-    """Make ``cache`` (a FunctionCache) stale when any module of the package changes.
+def _stamp_with_package():
+    """Put :class:`_PackageStamped` first among the locators of Numba's function caches.
 
-    The index Numba writes holds ``stamp`` in place of its source file's,
-    and an index with another is discarded on load.  A cache without the
-    attribute this relies on keeps Numba's stamp.
+    On the class Numba's FunctionCache uses, not Numba's base list.  A
+    Numba without that list (or ``NUMBA_CACHE_LOCATOR_CLASSES`` set, which
+    Numba reads instead) keeps its own stamps.
     """
-    index = getattr(cache, "_cache_file", None)
-    if index is not None and hasattr(index, "_source_stamp"):
-        index._source_stamp = (index._source_stamp, stamp)
+    classes = getattr(CompileResultCacheImpl, "_locator_classes", None)
+    if isinstance(classes, list) and _PackageStamped not in classes:
+        CompileResultCacheImpl._locator_classes = [_PackageStamped, *classes]
+
+
+# before any module of the package makes a cached function
+_stamp_with_package()
 
 
 def adopt(namespace):
@@ -155,15 +189,12 @@ def adopt(namespace):
     ``namespace`` is a module's ``globals()``; dispatchers without
     ``cache=True`` are left alone.  Those adopted also type a first call's
     arguments with :mod:`reducemean.valuetypes`, which imports nothing
-    either, compile with the kernels' lowering alone (see above), and are
-    stamped with every module of the package (:func:`package_stamp`).
+    either, and compile with the kernels' lowering alone (see above).
     """
-    stamp = package_stamp()
     for value in list(namespace.values()):
         cache = getattr(value, "_cache", None)
         if isinstance(value, Dispatcher) and type(cache) is FunctionCache:
             cache.__class__ = _LoadOnly
-            _stamp_package(cache, stamp)
             type_arguments(value)
             _compiles_light(value)
 

@@ -61,6 +61,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload, register_jitable
 from numba.np.numpy_support import from_dtype
 
+from . import cacheload  # noqa: F401  (before the cached helpers below: see its locator)
 from .valuetypes import typeof
 
 # Reader tokens: empty arrays whose dtype tells the kernels how to widen a
