@@ -46,6 +46,7 @@ LAYOUTS = [
     ((48, 300), 1, None),  # rows (inner)
     ((300, 48), 0, None),  # columns (outer)
     ((4000, 4), 1, None),  # short rows
+    ((4000, 8), 1, None),  # short rows of 8 float64 values, as their halves
     ((4000, 8), 1, "step"),  # short rows of every second value: the row loop
     ((20, 6, 30), (0, 2), None),  # RKR
     ((300, 64), 1, "T"),  # a transposed view
@@ -54,6 +55,7 @@ LAYOUTS = [
     # each parallel kernel whose tasks count their out-of-range sums apart
     ((2048, 128), 1, None),  # rows
     ((65536, 4), 1, None),  # short rows
+    ((65536, 8), 1, None),  # short rows of 8, as their halves
     ((128, 2048), 0, None),  # columns, a block per thread
     ((8, 32, 1024), 1, None),  # columns (KRK), a unit per block
 ]

@@ -1505,6 +1505,33 @@ def _check_integer_valued_mean(a, axis):
             assert (err <= np.spacing(np.abs(g)).astype(np.float64)).all()
 
 
+@pytest.mark.parametrize("rows", [64, 100, 4097, 40001])  # one step, a short last one, tasks
+def test_rows_of_eight_wide_values_give_exact_means(rows):
+    # float64 and uint64 rows of 8 are summed as their two halves of 4,
+    # whose states are merged (kernels._short_rows_halves).  Against exact
+    # means (Fractions, Python ints), as the contract has it: float64 of
+    # mixed magnitudes, some rows cancelling to far below their values,
+    # within 1 ulp or numpy's own error on the row (a compensated sum's
+    # error is a few ulps of the sum of magnitudes times 2**-53: 8 ulps on
+    # one row here, numpy 1e17); uint64 near 2**64, whose sums need more
+    # than 64 bits, within 1 ulp.
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((rows, 8)) * 10.0 ** rng.integers(-8, 9, (rows, 8))
+    x[::7, 4:] = -x[::7, :4]  # halves that cancel: only the rounding errors stay
+    x[::11, 1] = 1e-9
+    got = reducemean.mean(x, axis=1)
+    want = exact_mean(x, 1)
+    for i, (g, r, w) in enumerate(zip(got, np.mean(x, axis=1), want)):
+        d = ulp_distance(g, w, np.float64)
+        assert d <= max(1.0, ulp_distance(r, w, np.float64)), (i, d)
+    u = rng.integers(1 << 62, 1 << 64, (rows, 8), dtype=np.uint64, endpoint=False)
+    got = reducemean.mean(u, axis=1)
+    assert got.dtype == np.float64
+    worst = max(ulp_distance(g, Fraction(sum(int(v) for v in row), 8), np.float64)
+                for g, row in zip(got, u))
+    assert worst <= 1.0, worst
+
+
 @pytest.mark.parametrize("name", ["float32", "float64", "int32", "float16", "complex128"])
 @pytest.mark.parametrize("shape, view, axis", [
     ((1024, 512), None, None), ((1024, 512), None, 0), ((1024, 512), None, 1),

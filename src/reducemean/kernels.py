@@ -452,11 +452,45 @@ def _short_rows_vec(buf, out, tok, base, lo, hi, run):
     return bad
 
 
+def _short_rows_halves(buf, out, tok, base, lo, hi, run):
+    # Rows of 8 eight-byte values, each as its two halves of 4 and their
+    # states merged.  LLVM vectorised the loop over rows of 8 with gathers
+    # (a load per row a lane, 64 bytes apart), which read float64 (2**23,
+    # 8) over axis 1 at 1.7 GB/s on one thread, slower than numpy.mean;
+    # rows of 4 it loads whole and shuffles.  Halves of SHORT_VEC_STEP rows
+    # a step, their states held in a buffer for the loop of merges and
+    # stores.  Two threads, old and new alternating: float64 (2**23, 8)
+    # 3.4 -> 21 GB/s (6.3x; numpy.mean 3.8), uint64 3.3x, float64 (8192, 8)
+    # in cache 1.38x.
+    pa, pb = state_arrays(2 * SHORT_VEC_STEP, buf, tok)
+    bad = 0
+    one = opaque_one()
+    for o0 in range(lo, hi, SHORT_VEC_STEP):
+        m = least(SHORT_VEC_STEP, hi - o0)
+        k0 = base + o0 * run
+        for h in range(2 * m):
+            k = k0 + h * (run // 2)
+            a, b = short_zero(buf, tok)
+            for i in range(run // 2):
+                a, b = short_add(a, b, buf, np.uint64(k + i), tok, one)
+            pa[h] = a
+            pb[h] = b
+        for j in range(m):
+            a, b = merge(pa[2 * j], pb[2 * j], pa[2 * j + 1], pb[2 * j + 1], tok)
+            bad += store_short(out, np.uint64(o0 + j), a, b, run, buf, tok)
+    return bad
+
+
 @overload(_short_fixed, prefer_literal=True, jit_options={"cache": True, "no_cfunc_wrapper": True})
 def _short_fixed_impl(buf, out, tok, base, lo, hi, run):
     if wide_int_states(buf, tok):
         return _short_rows_redo
-    return _short_rows_vec if short_vec(buf, tok, run) else _short_rows
+    if short_vec(buf, tok, run):
+        return _short_rows_vec
+    if (buf.dtype.bitwidth == 64 and isinstance(run, types.IntegerLiteral)
+            and run.literal_value == 8):
+        return _short_rows_halves
+    return _short_rows
 
 
 @njit(inline="always", **_HELPER)
