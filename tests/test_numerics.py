@@ -386,6 +386,38 @@ def test_narrow_float_runs_end_in_one_masked_step(dtype, n):
         assert ulp_distance(got[k], exact, dt) <= 1, (k, got[k], float(exact))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("n", [19, 20, 24, 31, 517, 1029])
+def test_narrow_float_rows_end_in_one_masked_step(dtype, n):
+    # A run of 16 values or more on its own or in a pair of rows
+    # (numerics._unit_codegen: rows, whole runs) ends each block's last
+    # n % 16 values, at least UNIT_CUT_MIN of them, in one more vector step
+    # of the 16 values that end the block, the lanes summed before masked
+    # off; a last block under 16 values (517 = 512 + 5, 1029) reads back
+    # into the block before.  Rows of 19 keep their last 3 one at a time.
+    # Nonzero integers, and rows apart with values between them, so a lane
+    # counted twice, dropped or read past a row shows against the exact
+    # mean.  Rows 2 and 3 hold +-2**60 (+-2**15 in float16), cancelling in
+    # the first values and between the first and the last (in the masked
+    # step): only a bound that says so (a redo) gives the exact mean.
+    dt = _pair_dtype(dtype)
+    rng = np.random.default_rng(n)
+    rows = 9
+    x = rng.integers(1, 100, (rows, n + 5)) * rng.choice([-1, 1], (rows, n + 5))
+    x = x.astype(np.float32)
+    big = 2.0**15 if dtype == "float16" else 2.0**60
+    x[2:4, 2] = big
+    x[2, 3] = -big
+    x[3, n + 1] = -big
+    v = x.astype(dt)[:, 2:n + 2]
+    got = reducemean.mean(v, axis=1)
+    for k in range(rows):
+        exact = exact_mean_values(v[k].astype(np.float64).tolist())
+        assert ulp_distance(got[k], exact, dt) <= 1, (k, got[k], float(exact))
+        whole = reducemean.mean(np.ascontiguousarray(v[k]))
+        assert ulp_distance(whole, exact, dt) <= 1, (k, whole, float(exact))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int32", "int8",
                                    "uint8", "int16", "uint16", "uint32", "bool", "int64",
                                    "uint64"])

@@ -2374,6 +2374,16 @@ def _unit_pieces(builder, kind, v):
             for q in range(0, width, UNIT_LANES)]
 
 
+#: Fewest last values of a block that _unit_codegen sums as one more vector
+#: step (fewer go one at a time).  Two threads from memory, (2**26 / n, n)
+#: float32 over axis 1, old and new alternating, times faster: rows of 20
+#: 1.02-1.03, 22 1.08-1.16, 24 1.22-1.27, 28 1.52, 31 1.63, 40 1.26, 100
+#: 1.02; float16 rows of 24 and 40 1.26, bfloat16 of 24 1.26; held in cache
+#: (4096, 22) 1.06, (4096, 24) 1.10.  Rows of 17 to 19 values, which keep
+#: their one to three values one at a time, lost 3-13% to the branch.
+UNIT_CUT_MIN = 4
+
+
 def _unit_codegen(kind, parts=False, rows=1):
     """Code for :func:`_sum_unit`: the bounded state of ``n`` contiguous float32 or 16-bit floats.
 
@@ -2382,7 +2392,8 @@ def _unit_codegen(kind, parts=False, rows=1):
     lane-wise unsigned maximum (see :func:`magnitude_join`), widens them and
     adds them to two vector accumulators of eight lanes
     (:data:`UNIT_LANES`), asking for the line :data:`PREFETCH_AHEAD` bytes
-    on; the block's last values go one at a time.  Its sum and joined bits
+    on; the block's last values are one more step, of the 16 that end it
+    (one at a time in runs under 16 values).  Its sum and joined bits
     then make its share of the bound, as :func:`magnitude_bound` does.  The
     maximum takes one integer operation per vector of 8 (16) raw values:
     joined to each value after widening it took one per 4, and a block of
@@ -2463,29 +2474,55 @@ def _unit_codegen(kind, parts=False, rows=1):
             _no_unroll(builder, back)
 
         builder.position_at_end(vdone)
+        c16 = ir.Constant(i64, 16)
+        vend = builder.shl(vsteps, ir.Constant(i64, 4))
+        rem = builder.sub(m, vend)
+        # In a run of 16 values or more, the block's last ones are one more
+        # step, of the 16 values that end the block, those summed already
+        # made -0.0, as in _unit_runs_codegen: every load stays inside the
+        # run (from before the block where it is shorter than 16), and its
+        # bits are joined unmasked (a larger maximum: a looser bound).
+        cutting = builder.and_(builder.icmp_signed(">=", n, c16),
+                               builder.icmp_signed(">=", rem, ir.Constant(i64, UNIT_CUT_MIN)))
+        vcut = builder.append_basic_block("unit.vcut")
+        vjoin = builder.append_basic_block("unit.vjoin")
+        builder.cbranch(cutting, vcut, vjoin)
+        builder.position_at_end(vcut)
+        cut = _splat(builder, builder.sub(c16, rem), _unit_layout(kind)[2])
+        cacc, ctops = [], []
+        for r, (base, top) in enumerate(zip(bases, tops)):
+            sums, joined = _unit_step(builder, kind, builder.gep(base, [builder.sub(m, c16)]),
+                                      align, acc[_UNIT_ACCS * r:_UNIT_ACCS * (r + 1)], top, cut)
+            cacc += sums
+            ctops.append(joined)
+        builder.branch(vjoin)
+        builder.position_at_end(vjoin)
+        acc = [_phi2(builder, x, vdone, y, vcut) for x, y in zip(acc, cacc)]
+        tops = [_phi2(builder, x, vdone, y, vcut) for x, y in zip(tops, ctops)]
+        tstart = _phi2(builder, vend, vdone, m, vcut)
         vsums, vtops = [], []
         for r in range(rows):
             ac = acc[_UNIT_ACCS * r:_UNIT_ACCS * (r + 1)]
             lanes = _acc_halves(builder, ac, builder.fadd)
             vsums.append(lanes if parts else [builder.fadd(*lanes)])
             vtops.append(_umax_reduce(builder, tops[r], np_))
-        vend = builder.shl(vsteps, ir.Constant(i64, 4))
         mf = builder.sitofp(m, f64)
         if parts:
             mf = builder.fmul(mf, ir.Constant(f64, 0.5))
-        # The adds a value passes through: its lane's (a step each), the
-        # four levels that join the lanes, and the last values' one at a
-        # time; each rounds by at most an ulp of the block's magnitudes.
-        # (m - 1), the bound of any order, was 14x looser.
-        depth = builder.sitofp(builder.add(builder.add(vsteps, ir.Constant(i64, 4)),
-                                           builder.sub(m, vend)), f64)
+        # The adds a value passes through: its lane's (a step each, the last
+        # one's too), the four levels that join the lanes, and the last
+        # values' one at a time; each rounds by at most an ulp of the
+        # block's magnitudes.  (m - 1), the bound of any order, was 14x looser.
+        steps = builder.add(vsteps, builder.zext(cutting, i64))
+        depth = builder.sitofp(builder.add(builder.add(steps, ir.Constant(i64, 4)),
+                                           builder.sub(m, tstart)), f64)
         builder.branch(tails[0][0])
 
         for r, (thead, tbody, tdone) in enumerate(tails):
             builder.position_at_end(thead)  # the block's last values, one at a time (pairs)
-            pred = vdone if r == 0 else tails[r - 1][2]
+            pred = vjoin if r == 0 else tails[r - 1][2]
             j = builder.phi(i64)
-            j.add_incoming(vend, pred)
+            j.add_incoming(tstart, pred)
             ts = [builder.phi(f64) for _ in range(np_)]
             for phi, val in zip(ts, vsums[r]):
                 phi.add_incoming(val, pred)
