@@ -2393,7 +2393,8 @@ def _unit_codegen(kind, parts=False, rows=1):
     adds them to two vector accumulators of eight lanes
     (:data:`UNIT_LANES`), asking for the line :data:`PREFETCH_AHEAD` bytes
     on; the block's last values are one more step, of the 16 that end it
-    (one at a time in runs under 16 values).  Its sum and joined bits
+    (one at a time if fewer than UNIT_CUT_MIN, or in runs under 16
+    values).  Its sum and joined bits
     then make its share of the bound, as :func:`magnitude_bound` does.  The
     maximum takes one integer operation per vector of 8 (16) raw values:
     joined to each value after widening it took one per 4, and a block of
