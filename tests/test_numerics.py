@@ -491,8 +491,8 @@ def _assert_row_means_exact(v):
 def test_row_pairs_cover_every_row_once(name, n):
     # Contiguous rows of these types are summed in pairs up to
     # kernels.PAIR_GAP bytes apart: blocks of 2 * gap rows, then a shorter
-    # last block and a lone row, summed as its two halves and, for odd
-    # lengths, its middle value.  Each row has its own offset, so a row or
+    # last block and a lone row, paired with itself (its state counted
+    # once).  Each row has its own offset, so a row or
     # value skipped, read twice, or summed into another row's output, shows.
     dt = _pair_dtype(name)
     gap_rows = kernels.PAIR_GAP // (dt.itemsize * n)
@@ -509,8 +509,7 @@ def test_row_pairs_of_every_second_value_cover_every_row_once(name, n):
     # Rows of every second value go in pairs too (numerics.pair_sum with a
     # rank-3 token), as contiguous rows do: each run's vector steps end
     # before its last value, whose remainder goes one value at a time, and
-    # a lone last row is its two halves (the second from its value m, not
-    # from m storage elements on) and, for odd n, its middle value.  The
+    # a lone last row is paired with itself (its state counted once).  The
     # odd elements, which the vector steps load and drop, are set far off
     # every mean: one read as a kept value shows.
     dt = _pair_dtype(name)
@@ -549,7 +548,7 @@ def test_interleaved_runs_in_pairs_cover_every_output(name, step):
     # (n, c, hw) over (0, 2) with few outputs goes in parallel by outer
     # reduced offsets, every output's run in turn (interleaved_pieces):
     # contiguous runs, or runs of every second value, two outputs at a time,
-    # an odd last output by halves.  The values a step-2 view leaves out
+    # an odd last output with itself.  The values a step-2 view leaves out
     # are far from every mean: one read as a kept value shows.
     dt = _pair_dtype(name)
     rng = np.random.default_rng(3)

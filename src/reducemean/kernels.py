@@ -523,10 +523,15 @@ def _row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
     already read, and reading from memory measured 2-4x slower than one
     row at a time (32 KiB apart still 1.5x slower; 256 KiB and 1 MiB apart
     both faster than one at a time).  Rows o and o + h (h up to PAIR_GAP
-    bytes' worth) go together, in blocks of 2h rows; an odd last row goes
-    as its two halves, and its middle value if its length is odd.  One
-    call of the pair loop serves every case: each call site is a copy of
-    the loop to compile, and a loop for one row another (first-call time).
+    bytes' worth) go together, in blocks of 2h rows; an odd last row is
+    paired with itself (the second load of each value hits the line the
+    first brought in).  It went as its two halves and its middle value
+    before, through the same call, and that loop body, with its merge and
+    extra value, cost every row: float32 rows of 16, 24 and 64 held in
+    cache on one thread 2.3-2.8x faster without it, 1.1-1.6x on two
+    (float64, 16-bit floats, int32 rows of 16 to 64 too).  One call of the
+    pair loop serves every case: each call site is a copy of the loop to
+    compile, and a loop for one row another (first-call time).
     """
     bad = 0
     d = _pair_gap(buf, run, tok)
@@ -534,7 +539,7 @@ def _row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
     while b0 < hi:
         lone = hi - b0 == 1
         off0 = base + (b0 + i) * sk
-        a, b, a1, b1 = _pair_states(buf, off0, off0 + h * sk, run, lone, tok)
+        a, b, a1, b1 = pair_sum(buf, off0, off0 + (not lone) * h * sk, run, tok)
         if lone:
             bad += store(out, obase + b0 * ok, a, b, run, tok)
         else:
@@ -542,27 +547,6 @@ def _row_pairs(buf, out, tok, base, sk, obase, ok, run, lo, hi):
             bad += store(out, obase + (b0 + i + h) * ok, a1, b1, run, tok)
         b0, i, h = _pairs_next(b0, i, h, hi, d)
     return bad
-
-
-@njit(inline="always", **_HELPER)
-def _pair_states(buf, off0, off1, run, lone, tok):
-    """pair_sum's states of the runs of ``run`` values from ``off0`` and ``off1``.
-
-    With ``lone``, ``(a, b)`` is the state of the run from ``off0`` alone,
-    summed as its two halves through the same call, and its middle value
-    if ``run`` is odd (``off1`` unread): one call site of the pair loop
-    serves both (see _row_pairs).  A run's values are token_step(tok) apart.
-    """
-    step = token_step(tok)
-    m = run // 2 if lone else run
-    if lone:
-        off1 = off0 + (run - m) * step
-    a, b, a1, b1 = pair_sum(buf, off0, off1, m, tok)
-    if lone:
-        a, b = merge(a, b, a1, b1, tok)
-        if run > 2 * m:
-            a, b = add_value(a, b, buf, np.uint64(off0 + m * step), tok)
-    return a, b, a1, b1
 
 
 @njit(inline="always", **_HELPER)
@@ -1026,7 +1010,7 @@ def _runs_at(buf, p, pa, pb, tok, base, roff0, roff1, across, run, step, nout):
     Contiguous runs (a rank-2 token), or runs of every second value read
     forwards (rank 3), of the types numerics.pair_sum serves go two at a
     time, as rows do in _row_pairs: at one offset, output ``o``'s with
-    output ``o + h``'s (an odd last one by halves); at two (see
+    output ``o + h``'s (an odd last one with itself); at two (see
     launch.pairs_across), each output's two runs together.  Every second
     value in pairs, on two threads: (16, 256, 56, 112)[..., ::2] over (0,
     2, 3) from memory in 0.80-0.93x the time of one run at a time, (1001,
@@ -1071,8 +1055,9 @@ def _runs_at_impl(buf, p, pa, pb, tok, base, roff0, roff1, across, run, step, no
             o1 = k1 - nout * at1
             off0, _ = _kept_offsets(p, o0, False)
             off1, _ = _kept_offsets(p, o1, False)
-            a0, c0, a1, c1 = _pair_states(buf, off0 + roff0 + jump * at0,
-                                          off1 + roff0 + jump * at1, run, lone, tok)
+            x0 = off0 + roff0 + jump * at0
+            a0, c0, a1, c1 = pair_sum(buf, x0, x0 if lone else off1 + roff0 + jump * at1, run,
+                                      tok)
             if not lone:
                 k = base + o1
                 pa[k], pb[k] = merge(pa[k], pb[k], a1, c1, tok)
