@@ -1512,9 +1512,10 @@ def test_rows_of_eight_wide_values_give_exact_means(rows):
     # means (Fractions, Python ints), as the contract has it: float64 of
     # mixed magnitudes, some rows cancelling to far below their values,
     # within 1 ulp or numpy's own error on the row (a compensated sum's
-    # error is a few ulps of the sum of magnitudes times 2**-53: 8 ulps on
-    # one row here, numpy 1e17); uint64 near 2**64, whose sums need more
-    # than 64 bits, within 1 ulp.
+    # error is about 2**-106 of the sum of magnitudes, which a deep
+    # cancellation makes a few ulps of the mean: 8 on one row here, numpy's
+    # 1e17); uint64 near 2**64, whose sums need more than 64 bits, within
+    # 1 ulp.
     rng = np.random.default_rng(rows)
     x = rng.standard_normal((rows, 8)) * 10.0 ** rng.integers(-8, 9, (rows, 8))
     x[::7, 4:] = -x[::7, :4]  # halves that cancel: only the rounding errors stay
