@@ -315,16 +315,17 @@ def _layouts_without_marks():
     bf16 = np.dtype(pytest.importorskip("ml_dtypes").bfloat16)
     brain = normal((65536, 4)).astype(bf16)  # about 20 rows sum to exactly 0
     brain8 = normal((32768, 8)).astype(bf16)
+    brain12 = normal((32768, 12)).astype(bf16)
     return [(real, None), (rows, 1), (step2, 1), (imag, 1), (half, 1), (half8, 1),
-            (brain, 1), (brain8, 1)]
+            (brain, 1), (brain8, 1), (brain12, 1)]
 
 
-@pytest.mark.parametrize("case", range(8))
+@pytest.mark.parametrize("case", range(9))
 def test_sums_that_are_exact_or_of_zeros_are_not_redone(monkeypatch, case):
     # A complex part of zeros sums to exactly 0 with a bound of 0 (its own
     # magnitudes, not the other part's); float16 rows of 4 and 8 values
     # sum exactly, and so do bfloat16 rows whose values span at most 42
-    # binades (numerics.short_certified).  None may be marked for the
+    # binades (41 for rows of 12: numerics.short_certified).  None may be marked for the
     # second pass, whatever the signs of the values (zero-mean values are
     # the common case, and with 8 bits of precision their sums are often 0).
     x, axis = _layouts_without_marks()[case]

@@ -273,7 +273,7 @@ def test_rows_of_kept_dims_that_do_not_merge_go_by_rows(spy, name):
 def test_short_rows_of_every_dtype_in_tasks(spy, name):
     # The short-row kernel writes a vector of results per step, from ranges
     # of rows that start anywhere: every row of each literal length (2, 3,
-    # 4, 8) and of a general one (5) against the exact mean of its integers.
+    # 4, 8, 12) and of a general one (5) against the exact mean of its integers.
     if name == "bfloat16":
         dtype = pytest.importorskip("ml_dtypes").bfloat16
     else:
@@ -282,7 +282,7 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
     x = rng.integers(0, 2 if name == "bool" else 100, BIG).astype(dtype)
     wide = x.astype(np.int64)
     rtype = np.float64 if np.dtype(dtype).kind in "biu" else dtype
-    for run in (2, 3, 4, 5, 8):
+    for run in (2, 3, 4, 5, 8, 12):
         n = BIG // run * run
         got = reducemean.mean(x[:n].reshape(-1, run), axis=1)
         if launch.numba.get_num_threads() > 1:
@@ -300,9 +300,9 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
 
 
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32"])
-@pytest.mark.parametrize("run", [2, 3, 4, 8])
+@pytest.mark.parametrize("run", [2, 3, 4, 8, 12])
 def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
-    # Rows of 4 and 8 values of these types are summed four rows to a
+    # Rows of 4, 8 and 12 values of these types are summed four rows to a
     # vector, 64 rows a step, and the rows left one by one (fewer than 64
     # rows by the general kernel); int32 rows are summed in float64
     # (numerics.short_add).  Row counts that leave a tail, serially and in
@@ -319,7 +319,7 @@ def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
             x[:3] = np.iinfo(np.int32).max  # sums past 2**32
             x[3:6] = np.iinfo(np.int32).min
         else:
-            # magnitudes in [2**-13, 2**12]: float64 sums eight of them exactly
+            # magnitudes in [2**-13, 2**12]: float64 sums twelve of them exactly
             scale = 2.0 ** rng.integers(-12, 13, (rows, run))
             mag = rng.uniform(0.5, 1.0, (rows, run)) * rng.choice([-1.0, 1.0], (rows, run))
             x = (mag * scale).astype(dtype)
@@ -329,9 +329,9 @@ def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
             x[rows - 2, run - 1] = -np.inf
         start = len(spy)
         got = reducemean.mean(x, axis=1)
-        # under one vector step of rows, rows of 4 and 8 take the general
-        # kernel, which compiles no vector step
-        few = rows < 64 and run in (4, 8)
+        # under one vector step of rows, rows of 4, 8 and 12 take the
+        # general kernel, which compiles no vector step
+        few = rows < 64 and run in (4, 8, 12)
         kernel = "short_serial" if few else f"short_serial_{run}"
         # (the first kernel: a row whose values cancel to exactly 0, as
         # [0.03183, -0.01773, -0.0141] does in float16, is redone after it)

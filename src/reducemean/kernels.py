@@ -399,6 +399,14 @@ def _short_rows(buf, out, tok, base, lo, hi, run):
 _short_rows_jit = njit(**_HELPER)(_short_rows)
 
 
+def _short_rows_any(buf, out, tok, base, lo, hi, run):
+    # rows of 12 of the types short_sums does not serve: the loop of any
+    # length, as before rows of 12 had a kernel of their own (a literal 12
+    # would have LLVM unroll and vectorise rows it may gather, as it did
+    # rows of 8 eight-byte values)
+    return _short_rows_jit(buf, out, tok, base, lo, hi, np.int64(run))
+
+
 def _short_rows_redo(buf, out, tok, base, lo, hi, run):
     # one compile for every row length: a literal one per length would
     # compile this loop and its fast finish five times (first-call time)
@@ -490,6 +498,8 @@ def _short_fixed_impl(buf, out, tok, base, lo, hi, run):
     if (buf.dtype.bitwidth == 64 and isinstance(run, types.IntegerLiteral)
             and run.literal_value == 8):
         return _short_rows_halves
+    if isinstance(run, types.IntegerLiteral) and run.literal_value == 12:
+        return _short_rows_any  # a kernel of its own for the vector rows alone
     return _short_rows
 
 
@@ -715,7 +725,7 @@ def short_strided(buf, p, out, tok, lo, hi):
 def short_serial(buf, p, out, tok, lo, hi):
     """Outputs [lo, hi) of contiguous rows under SHORT_RUN values (the "short" plans).
 
-    Rows of any length; those of 2, 3, 4 and 8 values have kernels of their
+    Rows of any length; those of 2, 3, 4, 8 and 12 values have kernels of their
     own with the length literal (:func:`short_kernel`).  Each compiles its
     one loop: this kernel chose among the five at run time, so a first call
     compiled all five (a cold (8, 8) float32 call over axis 1 took 1.4 s).
@@ -749,10 +759,16 @@ def short_serial_8(buf, p, out, tok, lo, hi):
     return _short_fixed(buf, out, tok, p[0], lo, hi, 8)
 
 
+@njit(**_JIT)
+def short_serial_12(buf, p, out, tok, lo, hi):
+    """:func:`short_serial` for rows of 12 values."""
+    return _short_fixed(buf, out, tok, p[0], lo, hi, 12)
+
+
 #: The short-row kernel's name per row length (looked up by name, so a
 #: caller sees a module attribute replaced, as the tests' spy does).
 SHORT_KERNELS = {2: "short_serial_2", 3: "short_serial_3", 4: "short_serial_4",
-                 8: "short_serial_8"}
+                 8: "short_serial_8", 12: "short_serial_12"}
 
 
 def short_kernel(run, rows):

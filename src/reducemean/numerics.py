@@ -2999,18 +2999,18 @@ def _sum_parts_step2(typingctx, buf, off, n, tok):
 #: Short rows whose sums :func:`short_sums` finds as vectors: their lengths.
 #: Rows of 2 measured slower that way (float32 1.1x, bfloat16 1.4x the time
 #: of the loop across rows), and 3 does not fill a vector.
-SHORT_VEC_RUNS = (4, 8)
+SHORT_VEC_RUNS = (4, 8, 12)
 #: Rows per step of the short kernels' vector sums: their sums wait in a
 #: stack buffer of this many float64s (stack_f64) for one vectorised loop of stores.
 SHORT_VEC_STEP = 64
 
 
 def _row_sums_codegen(kind, run):
-    """Code for :func:`short_sums`: SHORT_VEC_STEP rows of ``run`` (4 or 8) values, their sums.
+    """Code for :func:`short_sums`: SHORT_VEC_STEP rows of ``run`` (4, 8 or 12) values, their sums.
 
     Four rows a loop step: their ``4 * run`` values are ``run`` vector
-    loads, widened to float64 (int32 exactly too: sitofp); with ``run ==
-    8`` each row's two vectors are added first.  Pairs of rows are then
+    loads, widened to float64 (int32 exactly too: sitofp); with ``run`` 8
+    or 12 each row's two or three vectors are added first.  Pairs of rows are then
     summed across lanes by two shuffles and an add, twice, so one vector
     holds one sum a row, stored to ``dst``.  float32 and bfloat16 rows'
     loads are joined into a lane-wise maximum of bits (see magnitude_join), returned as one
@@ -3044,7 +3044,11 @@ def _row_sums_codegen(kind, run):
                                               v4.as_pointer()), align=align) for k in range(run)]
         vecs = [builder.sitofp(v, _V4) if kind == "i32" else _step2_widen(builder, kind, v)
                 for v in loads]
-        if run == 8:
+        per = run // 4  # vectors a row
+        if per == 3:
+            vecs = [builder.fadd(builder.fadd(vecs[3 * r], vecs[3 * r + 1]), vecs[3 * r + 2])
+                    for r in range(4)]
+        elif per == 2:
             vecs = [builder.fadd(vecs[2 * r], vecs[2 * r + 1]) for r in range(4)]
         pair = [shuffle_add(builder, vecs[r], vecs[r + 1], [0, 4, 2, 6], [1, 5, 3, 7])
                 for r in (0, 2)]  # (a01 b01 a23 b23), (c01 d01 c23 d23)
@@ -3067,7 +3071,7 @@ def _row_sums_codegen(kind, run):
     return codegen
 
 
-#: Row kinds of short_sums whose rows of 4 or 8 values sum exactly in
+#: Row kinds of short_sums whose rows of 4, 8 or 12 values sum exactly in
 #: float64, so their steps need no bounds: int32, and float16 (multiples of
 #: 2**-24 under 2**16: any 8192 of them sum exactly).
 _EXACT_ROWS = ("i32", "f16")
@@ -3211,11 +3215,12 @@ def short_certified(a, b, buf, off, run, tok):
     whose bound would mark them: zero-mean rows of float32 or bfloat16
     often sum to exactly 0 (bfloat16 rows of 4 standard normal values in
     about 3 of 10000), which no first-order bound clears.  A row whose
-    nonzero values' exponents span at most ``53 - p - log2(8)`` binades
-    (``p`` their precision: 26 for float32, 42 for bfloat16) sums exactly
-    in float64 whatever its values: 4 or 8 multiples of the smallest one's
-    last bit, under 8 times the largest.  Before, those zero sums took the
-    second pass (past 16 a call, the whole reduction: 3x the time).
+    nonzero values' exponents span at most ``53 - p - 3`` binades (``p``
+    their precision, 24 for float32 and 8 for bfloat16: 26 and 42), or
+    ``53 - p - 4`` for rows of 12, sums exactly in float64 whatever its
+    values: 4, 8 or 12 multiples of the smallest one's last bit, under 8
+    (16) times the largest.  Before, those zero sums took the second pass
+    (past 16 a call, the whole reduction: 3x the time).
     """
 
 
@@ -3238,7 +3243,7 @@ def _short_certified(a, b, buf, off, run, tok):
                 e = most((x >> shift) & 0xFF, 1)  # subnormals: as the smallest normals
                 lo = least(lo, e)
                 hi = most(hi, e)
-        return 0.0 if hi - lo <= span else b
+        return 0.0 if hi - lo <= span - (run > 8) else b
 
     return impl
 
