@@ -401,9 +401,9 @@ _short_rows_jit = njit(**_HELPER)(_short_rows)
 
 def _short_rows_any(buf, out, tok, base, lo, hi, run):
     # rows of 12 of the types short_sums does not serve: the loop of any
-    # length, as before rows of 12 had a kernel of their own (a literal 12
-    # would have LLVM unroll and vectorise rows it may gather, as it did
-    # rows of 8 eight-byte values)
+    # length they ran before rows of 12 had a kernel of their own (a literal
+    # 12 was not measured for them; a literal 8 had LLVM gather rows of
+    # eight-byte values, see _short_rows_halves)
     return _short_rows_jit(buf, out, tok, base, lo, hi, np.int64(run))
 
 
@@ -499,7 +499,7 @@ def _short_fixed_impl(buf, out, tok, base, lo, hi, run):
             and run.literal_value == 8):
         return _short_rows_halves
     if isinstance(run, types.IntegerLiteral) and run.literal_value == 12:
-        return _short_rows_any  # a kernel of its own for the vector rows alone
+        return _short_rows_any  # the literal kernel is short_sums' (vector rows') alone
     return _short_rows
 
 
