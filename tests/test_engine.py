@@ -316,16 +316,20 @@ def _layouts_without_marks():
     brain = normal((65536, 4)).astype(bf16)  # about 20 rows sum to exactly 0
     brain8 = normal((32768, 8)).astype(bf16)
     brain12 = normal((32768, 12)).astype(bf16)
+    half16 = normal((4096, 16)).astype(np.float16)
+    brain16 = normal((32768, 16)).astype(bf16)
+    pairs = normal((4096, 8)).astype(bf16)  # rows of values and their negatives: sums of 0
+    brain16[:4096] = rng.permuted(np.concatenate([pairs, -pairs], axis=1), axis=1)
     return [(real, None), (rows, 1), (step2, 1), (imag, 1), (half, 1), (half8, 1),
-            (brain, 1), (brain8, 1), (brain12, 1)]
+            (brain, 1), (brain8, 1), (brain12, 1), (half16, 1), (brain16, 1)]
 
 
-@pytest.mark.parametrize("case", range(9))
+@pytest.mark.parametrize("case", range(11))
 def test_sums_that_are_exact_or_of_zeros_are_not_redone(monkeypatch, case):
     # A complex part of zeros sums to exactly 0 with a bound of 0 (its own
-    # magnitudes, not the other part's); float16 rows of 4 and 8 values
+    # magnitudes, not the other part's); float16 rows of 4 to 16 values
     # sum exactly, and so do bfloat16 rows whose values span at most 42
-    # binades (41 for rows of 12: numerics.short_certified).  None may be marked for the
+    # binades (41 for rows of 12 and 16: numerics.short_certified).  None may be marked for the
     # second pass, whatever the signs of the values (zero-mean values are
     # the common case, and with 8 bits of precision their sums are often 0).
     x, axis = _layouts_without_marks()[case]

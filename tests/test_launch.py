@@ -273,7 +273,9 @@ def test_rows_of_kept_dims_that_do_not_merge_go_by_rows(spy, name):
 def test_short_rows_of_every_dtype_in_tasks(spy, name):
     # The short-row kernel writes a vector of results per step, from ranges
     # of rows that start anywhere: every row of each literal length (2, 3,
-    # 4, 8, 12) and of a general one (5) against the exact mean of its integers.
+    # 4, 8, 12) and of a general one (5) against the exact mean of its
+    # integers.  Rows of 16 are short rows for float32, 16-bit and int32
+    # values only (plan.SHORT_VEC_ROWS), the row loop's for the others.
     if name == "bfloat16":
         dtype = pytest.importorskip("ml_dtypes").bfloat16
     else:
@@ -282,12 +284,15 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
     x = rng.integers(0, 2 if name == "bool" else 100, BIG).astype(dtype)
     wide = x.astype(np.int64)
     rtype = np.float64 if np.dtype(dtype).kind in "biu" else dtype
-    for run in (2, 3, 4, 5, 8, 12):
+    for run in (2, 3, 4, 5, 8, 12, 16):
         n = BIG // run * run
         got = reducemean.mean(x[:n].reshape(-1, run), axis=1)
         if launch.numba.get_num_threads() > 1:
             # a kernel of its own for each literal length, the general one for 5
-            assert spy[-1] == ("short_serial" if run == 5 else f"short_serial_{run}") + " in tasks"
+            kernel = "short_serial" if run == 5 else f"short_serial_{run}"
+            if run == 16 and name not in ("float32", "float16", "bfloat16", "int32"):
+                kernel = "rows_paired" if name == "float64" else "rows_serial"
+            assert spy[-1] == kernel + " in tasks"
         assert got.dtype == rtype and got.shape == (n // run,)
         sums = wide[:n].reshape(-1, run).sum(axis=1)  # exact: small integers
         want = sums / run  # one rounding of an exact quotient
@@ -300,11 +305,12 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
 
 
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32"])
-@pytest.mark.parametrize("run", [2, 3, 4, 8, 12])
+@pytest.mark.parametrize("run", [2, 3, 4, 8, 12, 16])
 def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
-    # Rows of 4, 8 and 12 values of these types are summed four rows to a
-    # vector, 64 rows a step, and the rows left one by one (fewer than 64
-    # rows by the general kernel); int32 rows are summed in float64
+    # Rows of 4, 8, 12 and 16 values of these types are summed four rows to
+    # a vector, 64 rows a step, and the rows left one by one (fewer than 64
+    # rows by the general kernel, or rows of 16 by the row loop, which is
+    # not a short plan's there); int32 rows are summed in float64
     # (numerics.short_add).  Row counts that leave a tail, serially and in
     # tasks (whose ranges start anywhere), values across many binades
     # (float64 sums them exactly), int32 sums past 2**32 and non-finite
@@ -319,7 +325,7 @@ def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
             x[:3] = np.iinfo(np.int32).max  # sums past 2**32
             x[3:6] = np.iinfo(np.int32).min
         else:
-            # magnitudes in [2**-13, 2**12]: float64 sums twelve of them exactly
+            # magnitudes in [2**-13, 2**12]: float64 sums sixteen of them exactly
             scale = 2.0 ** rng.integers(-12, 13, (rows, run))
             mag = rng.uniform(0.5, 1.0, (rows, run)) * rng.choice([-1.0, 1.0], (rows, run))
             x = (mag * scale).astype(dtype)
@@ -333,6 +339,8 @@ def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
         # general kernel, which compiles no vector step
         few = rows < 64 and run in (4, 8, 12)
         kernel = "short_serial" if few else f"short_serial_{run}"
+        if rows < 64 and run == 16:
+            kernel = "rows_paired"
         # (the first kernel: a row whose values cancel to exactly 0, as
         # [0.03183, -0.01773, -0.0141] does in float16, is redone after it)
         assert spy[start] in (kernel, kernel + " in tasks")
@@ -357,6 +365,36 @@ def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
             for o in {0, 1, 62, min(63, rows - 1), min(64, rows - 1), rows - 1}:  # by Fractions
                 want = sum(Fraction(float(v)) for v in x[o].astype(np.float64)) / run
                 assert ulp_distance(got[o], want, dtype) <= 1, (rows, o)
+
+
+@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16"])
+def test_rows_of_16_read_exactly_or_redone_take_the_row_loop(spy, name):
+    # A float64 mean of narrow floats reads them compensated (an exact
+    # token), which short_sums does not serve: rows of 16, a short plan,
+    # go through the row loop then (launch._family), and so does the
+    # second pass of rows whose float64 sums cancel past their bound.
+    dtype = BFLOAT16 if name == "bfloat16" else np.dtype(name)
+    if dtype is None:
+        pytest.skip("ml_dtypes is not installed")
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((1000, 16)).astype(dtype)
+    got = reducemean.mean(x, axis=1, dtype=np.float64)
+    assert spy[-1] == "rows_serial" and got.dtype == np.float64  # (no pair loop for them)
+    for o in (0, 1, 499, 999):
+        want = sum(Fraction(float(v)) for v in x[o].astype(np.float64)) / 16
+        assert ulp_distance(got[o], want, np.float64) <= 1, o
+    if name == "float16":
+        return  # its rows of 16 sum exactly in float64: never redone
+    # rows whose large values cancel: each marked, and redone
+    big = 2.0**60
+    x[::7, 3] = big
+    x[::7, 11] = -big
+    start = len(spy)
+    got = reducemean.mean(x, axis=1)
+    assert spy[start] == "short_serial_16" and "rows_serial" in spy[start + 1:], spy[start:]
+    for o in range(0, 1000, 7):
+        want = sum(Fraction(float(v)) for v in x[o].astype(np.float64)) / 16
+        assert ulp_distance(got[o], want, dtype) <= 1, o
 
 
 def test_short_int64_rows_past_2_53_are_redone_exactly_in_tasks(spy):

@@ -173,6 +173,28 @@ def test_only_contiguous_short_rows_take_the_short_family(view, family):
         assert p.run_step == 1  # unit-stride runs: the kernels compile no strided loop
 
 
+@pytest.mark.parametrize("dtype, shape, view, lanes, family", [
+    (np.float32, (64, 16), np.s_[:], True, "short"),  # a vector step of rows
+    (np.float32, (63, 16), np.s_[:], True, "inner"),  # fewer: the row loop
+    (np.int32, (4096, 16), np.s_[:], True, "short"),
+    (np.uint16, (4096, 16), np.s_[:], True, "short"),  # float16 and bfloat16 storage
+    (np.uint16, (4096, 16), np.s_[:], False, "inner"),  # float16 without F16C
+    (np.int8, (4096, 16), np.s_[:], False, "inner"),  # other integers
+    (np.float64, (4096, 16), np.s_[:], True, "inner"),  # eight-byte values
+    (np.complex64, (4096, 16), np.s_[:], False, "outer"),  # float32 pairs (plan.PAIRS_SHORT)
+    (np.float32, (4096, 17), np.s_[:], True, "inner"),  # rows of 17
+    (np.float32, (4096, 32), np.s_[:, :16], True, "inner"),  # rows apart
+    (np.float32, (4096, 16), np.s_[::2], True, "inner"),
+    (np.float32, (64, 64, 16), np.s_[:], True, "inner"),  # over two dims: runs of 1024
+])
+def test_rows_of_16_are_short_plans_for_vector_lane_types(dtype, shape, view, lanes, family):
+    # plan.SHORT_VEC_ROWS: contiguous rows of 16 values one after another,
+    # from a vector step of rows, for float32, 16-bit and int32 storage.
+    a = np.empty(shape, dtype)[view]
+    p = _plan(a, (-1,) if a.ndim == 2 else (1, 2), pairs=a.dtype.kind == "c", lanes=lanes)
+    assert p.family == family
+
+
 @pytest.mark.parametrize("shape, view, axes, family", [
     ((10, 10, 10, 10), np.s_[:], (1, 3), "inner"),  # 10 columns, runs of 10: rows of runs
     ((100, 16, 4, 8), np.s_[:], (1, 3), "inner"),

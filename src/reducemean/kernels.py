@@ -403,7 +403,10 @@ def _short_rows_any(buf, out, tok, base, lo, hi, run):
     # rows of 12 of the types short_sums does not serve: the loop of any
     # length they ran before rows of 12 had a kernel of their own (a literal
     # 12 was not measured for them; a literal 8 had LLVM gather rows of
-    # eight-byte values, see _short_rows_halves)
+    # eight-byte values, see _short_rows_halves).  Rows of 16 of those types
+    # are not short plans (plan.SHORT_VEC_ROWS), nor taken as such by reads
+    # short_sums does not serve (launch.short_plan); this compiles for them
+    # only if something else calls short_serial_16.
     return _short_rows_jit(buf, out, tok, base, lo, hi, np.int64(run))
 
 
@@ -498,7 +501,7 @@ def _short_fixed_impl(buf, out, tok, base, lo, hi, run):
     if (buf.dtype.bitwidth == 64 and isinstance(run, types.IntegerLiteral)
             and run.literal_value == 8):
         return _short_rows_halves
-    if isinstance(run, types.IntegerLiteral) and run.literal_value == 12:
+    if isinstance(run, types.IntegerLiteral) and run.literal_value in (12, 16):
         return _short_rows_any  # the literal kernel is short_sums' (vector rows') alone
     return _short_rows
 
@@ -723,10 +726,11 @@ def short_strided(buf, p, out, tok, lo, hi):
 
 @njit(**_JIT)
 def short_serial(buf, p, out, tok, lo, hi):
-    """Outputs [lo, hi) of contiguous rows under SHORT_RUN values (the "short" plans).
+    """Outputs [lo, hi) of contiguous rows under SHORT_RUN values (the "short" plans; see
+    plan.SHORT_VEC_ROWS for rows of 16).
 
-    Rows of any length; those of 2, 3, 4, 8 and 12 values have kernels of their
-    own with the length literal (:func:`short_kernel`).  Each compiles its
+    Rows of any length; those of 2, 3, 4, 8, 12 and 16 values have kernels
+    of their own with the length literal (:func:`short_kernel`).  Each compiles its
     one loop: this kernel chose among the five at run time, so a first call
     compiled all five (a cold (8, 8) float32 call over axis 1 took 1.4 s).
     Kept apart from ``rows_serial``, which strided short rows get, so
@@ -765,10 +769,16 @@ def short_serial_12(buf, p, out, tok, lo, hi):
     return _short_fixed(buf, out, tok, p[0], lo, hi, 12)
 
 
+@njit(**_JIT)
+def short_serial_16(buf, p, out, tok, lo, hi):
+    """:func:`short_serial` for rows of 16 values (float32, 16-bit floats and int32 only)."""
+    return _short_fixed(buf, out, tok, p[0], lo, hi, 16)
+
+
 #: The short-row kernel's name per row length (looked up by name, so a
 #: caller sees a module attribute replaced, as the tests' spy does).
 SHORT_KERNELS = {2: "short_serial_2", 3: "short_serial_3", 4: "short_serial_4",
-                 8: "short_serial_8", 12: "short_serial_12"}
+                 8: "short_serial_8", 12: "short_serial_12", 16: "short_serial_16"}
 
 
 def short_kernel(run, rows):

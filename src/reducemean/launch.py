@@ -29,7 +29,9 @@ import numba
 import numpy as np
 
 from . import kernels, tasks
-from .numerics import PAIR_BLOCK, pairs_runs, run_token, small_sums_token, state_dtype
+from .numerics import (
+    PAIR_BLOCK, pairs_runs, run_token, short_vec_reads, small_sums_token, state_dtype,
+)
 from .plan import SHORT_RUN, reduced_outside
 from .valuetypes import typeof
 
@@ -344,6 +346,17 @@ def parts_kernels(plan):
     return kernels.parts_general, kernels.parts_pieces
 
 
+def _family(plan, buf, tok):
+    """``plan.family``, but rows of plan.SHORT_VEC_ROWS values that ``tok``'s reads would not
+    sum four rows to a vector (numerics.short_sums: a float32 mean in float64,
+    ``dtype=np.float64``, or a second pass) are the row loop's, as other
+    rows of that length are."""
+    if plan.family == "short" and plan.count >= SHORT_RUN and not short_vec_reads(
+            buf.dtype, tok.dtype):
+        return "inner"
+    return plan.family
+
+
 def serial_kernel(plan, buf, tok):
     """The serial kernel for ``plan`` over ``buf`` with token ``tok``, and its arguments after
     ``(buf, p, out, tok)``.
@@ -352,14 +365,15 @@ def serial_kernel(plan, buf, tok):
     (``kernels.interleaved_serial`` covers every output at once, and takes
     :func:`pairs_across`).
     """
-    if plan.family == "inner":
+    family = _family(plan, buf, tok)
+    if family == "inner":
         if len(plan.reduced) == 1:
             return row_kernel(plan, buf, tok), (0, plan.nout)
         # the size first: this runs on every call a memo does not hold
         if plan.work * buf.itemsize >= INTERLEAVE_SERIAL_BYTES and _interleaves(plan, tok):
             return kernels.interleaved_serial, (pairs_across(plan, buf, tok),)
         return inner_kernel(plan), (0, plan.nout)
-    if plan.family == "short":
+    if family == "short":
         return kernels.short_kernel(plan.count, plan.nout), (0, plan.nout)
     if plan.family == "parts":
         return parts_kernels(plan)[0], (0, plan.nout // 2)
@@ -583,7 +597,8 @@ def _prepare(plan, buf, out, tok, threads):
     memoising it keeps no input alive.
     """
     p = plan.params
-    if plan.family == "short":
+    family = _family(plan, buf, tok)
+    if family == "short":
         return _ranges(kernels.short_kernel(plan.count, plan.nout), buf, p, out, tok, plan.nout,
                        -(-plan.nout // kernels.SHORT_TASK))
     if plan.family == "parts":
@@ -606,7 +621,7 @@ def _prepare(plan, buf, out, tok, threads):
                               tok, plan.nout * threads, (threads, pairs_across(plan, buf, tok)),
                               threads, (threads,), plan.nout)
             return _interleaved_then_merged(plan, buf, out, tok, threads)
-    if plan.family == "inner":
+    if family == "inner":
         chunks = _chunks(plan.nout, threads, plan.count)
         if chunks == 1 and plan.kept and len(plan.reduced) == 1:
             return _ranges(row_kernel(plan, buf, tok), buf, p, out, tok, plan.nout, threads)

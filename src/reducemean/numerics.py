@@ -2185,6 +2185,19 @@ def _short_kind(buf, tok):
     return kind
 
 
+def short_vec_reads(storage, token):
+    """Whether numpy dtypes ``storage`` read by a token of ``token`` take :func:`short_sums`.
+
+    :func:`_step2_kind` of the Numba types, for the launcher, which holds
+    arrays (plain reads: a signed integer token).
+    """
+    if token.kind != "i":
+        return False
+    if storage == np.float32 or storage == np.int32:
+        return True
+    return storage == np.uint16 and (token == np.int32 or (token == np.int16 and F16C))
+
+
 def _step2_kind(buf, tok):
     """Which :data:`_STEP2_READ` loop serves ``buf`` read by ``tok``, or None."""
     if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
@@ -3003,19 +3016,21 @@ def _sum_parts_step2(typingctx, buf, off, n, tok):
 
 #: Short rows whose sums :func:`short_sums` finds as vectors: their lengths.
 #: Rows of 2 measured slower that way (float32 1.1x, bfloat16 1.4x the time
-#: of the loop across rows), and 3 does not fill a vector.
-SHORT_VEC_RUNS = (4, 8, 12)
+#: of the loop across rows), and 3 does not fill a vector.  Rows of 16 are
+#: not short plans' in general (plan.SHORT_RUN), only these types' (see
+#: plan.SHORT_VEC_ROWS).
+SHORT_VEC_RUNS = (4, 8, 12, 16)
 #: Rows per step of the short kernels' vector sums: their sums wait in a
 #: stack buffer of this many float64s (stack_f64) for one vectorised loop of stores.
 SHORT_VEC_STEP = 64
 
 
 def _row_sums_codegen(kind, run):
-    """Code for :func:`short_sums`: SHORT_VEC_STEP rows of ``run`` (4, 8 or 12) values, their sums.
+    """Code for :func:`short_sums`: SHORT_VEC_STEP rows of ``run`` (4, 8, 12 or 16) values, their sums.
 
     Four rows a loop step: their ``4 * run`` values are ``run`` vector
     loads, widened to float64 (int32 exactly too: sitofp); with ``run`` 8
-    or 12 each row's two or three vectors are added first.  Pairs of rows are then
+    to 16 each row's two to four vectors are added first.  Pairs of rows are then
     summed across lanes by two shuffles and an add, twice, so one vector
     holds one sum a row, stored to ``dst``.  float32 and bfloat16 rows'
     loads are joined into a lane-wise maximum of bits (see magnitude_join), returned as one
@@ -3072,7 +3087,7 @@ def _row_sums_codegen(kind, run):
     return codegen
 
 
-#: Row kinds of short_sums whose rows of 4, 8 or 12 values sum exactly in
+#: Row kinds of short_sums whose rows of 4 to 16 values sum exactly in
 #: float64, so their steps need no bounds: int32, and float16 (multiples of
 #: 2**-24 under 2**16: any 8192 of them sum exactly).
 _EXACT_ROWS = ("i32", "f16")
@@ -3218,9 +3233,9 @@ def short_certified(a, b, buf, off, run, tok):
     about 3 of 10000), which no first-order bound clears.  A row whose
     nonzero values' exponents span at most ``53 - p - 3`` binades (``p``
     their precision, 24 for float32 and 8 for bfloat16: 26 and 42), or
-    ``53 - p - 4`` for rows of 12, sums exactly in float64 whatever its
-    values: 4, 8 or 12 multiples of the smallest one's last bit, under 8
-    (16) times the largest.  Before, those zero sums took the second pass
+    ``53 - p - 4`` for rows of 12 and 16, sums exactly in float64 whatever
+    its values: 4 or 8 (12 or 16) multiples of the smallest one's last bit,
+    under 8 (16) times the largest.  Before, those zero sums took the second pass
     (past 16 a call, the whole reduction: 3x the time).
     """
 

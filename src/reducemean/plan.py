@@ -36,6 +36,17 @@ __all__ = ["Plan", "normalize_axis", "plan_for", "make_plan"]
 
 #: Reduced runs shorter than this are summed by the column loop (see make_plan).
 SHORT_RUN = 16
+#: Contiguous rows of this many values, one after another, are short plans
+#: too (kernels.short_serial_16) for the dtypes whose short rows sum in
+#: vector lanes (``lanes``) of at most four bytes (float32, float16 and
+#: bfloat16, int32), from SHORT_VEC_ROWS_MIN rows: four rows' sums a vector
+#: (numerics.short_sums), where the row loop summed two rows a call, each
+#: ending in its own lane merges, bound and division.
+SHORT_VEC_ROWS = 16
+#: Rows from which rows of SHORT_VEC_ROWS values are short plans: a vector
+#: step's (numerics.SHORT_VEC_STEP).  Fewer would take short_serial's loop
+#: of any length, a chain of adds a row.
+SHORT_VEC_ROWS_MIN = 64
 #: Contiguous columns narrower than this, over spans of at least FOLD_MIN
 #: values, are folded from wider rows (see reducemean.fold): the fold costs
 #: a few kernel calls, about 10 us, and measured slower up to 4096 values
@@ -541,6 +552,10 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
                     family = "inner"
             elif reduced[0][1] == 1 and kept[0][1:] == (reduced[0][0], 1):
                 family = "short"
+        elif (lanes and unit == 1 and itemsize <= 4 and len(kept) == 1 and len(reduced) == 1
+              and reduced[0] == (SHORT_VEC_ROWS, 1) and kept[0][1:] == (SHORT_VEC_ROWS, 1)
+              and nout >= SHORT_VEC_ROWS_MIN):
+            family = "short"
     if (not flip_kept and family == "outer" and kept[-1][1] < 0 and count >= FLIP_ROWS
             and count * nout >= FLIP_MIN):
         # Columns read backwards ((m, n)[:, ::-1] over axis 0): the column
