@@ -272,10 +272,12 @@ def test_rows_of_kept_dims_that_do_not_merge_go_by_rows(spy, name):
                                   "bfloat16", "float32", "float64"])
 def test_short_rows_of_every_dtype_in_tasks(spy, name):
     # The short-row kernel writes a vector of results per step, from ranges
-    # of rows that start anywhere: every row of each literal length (2, 3,
-    # 4, 8, 12) and of a general one (5) against the exact mean of its
-    # integers.  Rows of 16 are short rows for float32, 16-bit and int32
-    # values only (plan.SHORT_VEC_ROWS), the row loop's for the others.
+    # of rows that start anywhere: every row of lengths with vector steps
+    # of their own (4, 8, 12), literal lengths LLVM vectorises across rows
+    # (2, 3, 5, 7) or would gather (9, 13: the loop of any length for all
+    # but the 16-bit floats), against the exact mean of its integers.  Rows
+    # of 16 are short rows for float32, 16-bit and int32 values only
+    # (plan.SHORT_VEC_ROWS), the row loop's for the others.
     if name == "bfloat16":
         dtype = pytest.importorskip("ml_dtypes").bfloat16
     else:
@@ -284,12 +286,11 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
     x = rng.integers(0, 2 if name == "bool" else 100, BIG).astype(dtype)
     wide = x.astype(np.int64)
     rtype = np.float64 if np.dtype(dtype).kind in "biu" else dtype
-    for run in (2, 3, 4, 5, 8, 12, 16):
+    for run in (2, 3, 4, 5, 7, 8, 9, 12, 13, 16):
         n = BIG // run * run
         got = reducemean.mean(x[:n].reshape(-1, run), axis=1)
         if launch.numba.get_num_threads() > 1:
-            # a kernel of its own for each literal length, the general one for 5
-            kernel = "short_serial" if run == 5 else f"short_serial_{run}"
+            kernel = f"short_serial_{run}"  # a kernel of its own for each length
             if run == 16 and name not in ("float32", "float16", "bfloat16", "int32"):
                 kernel = "rows_paired" if name == "float64" else "rows_serial"
             assert spy[-1] == kernel + " in tasks"
@@ -305,12 +306,15 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
 
 
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32"])
-@pytest.mark.parametrize("run", [2, 3, 4, 8, 12, 16])
+@pytest.mark.parametrize("run", [2, 3, 4, 5, 7, 8, 9, 12, 15, 16])
 def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
     # Rows of 4, 8, 12 and 16 values of these types are summed four rows to
-    # a vector, 64 rows a step, and the rows left one by one (fewer than 64
-    # rows by the general kernel, or rows of 16 by the row loop, which is
-    # not a short plan's there); int32 rows are summed in float64
+    # a vector, 64 rows a step, and the rows left one by one; rows of other
+    # literal lengths are unrolled, and LLVM vectorises across them (or,
+    # from 9 values, they take the loop of any length, but 16-bit floats:
+    # numerics.LITERAL_ROWS_MAX).  Fewer than 64 rows take the general
+    # kernel, or rows of 16 the row loop, which is not a short plan's
+    # there (rows of 2 and 3 keep theirs); int32 rows are summed in float64
     # (numerics.short_add).  Row counts that leave a tail, serially and in
     # tasks (whose ranges start anywhere), values across many binades
     # (float64 sums them exactly), int32 sums past 2**32 and non-finite
@@ -337,7 +341,7 @@ def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
         got = reducemean.mean(x, axis=1)
         # under one vector step of rows, rows of 4, 8 and 12 take the
         # general kernel, which compiles no vector step
-        few = rows < 64 and run in (4, 8, 12)
+        few = rows < 64 and run not in (2, 3)
         kernel = "short_serial" if few else f"short_serial_{run}"
         if rows < 64 and run == 16:
             kernel = "rows_paired"
@@ -420,8 +424,8 @@ def test_short_int64_rows_past_2_53_are_redone_exactly_in_tasks(spy):
 def test_first_row_calls_compile_only_their_own_loops():
     # A whole float64 mean takes whole_serial, which has no row pairs to
     # compile (rows_serial does, for contiguous float64 rows); each literal
-    # short-row length has a kernel of its own (all five together took a
-    # cold first call 1.4 s), yet 8 rows of 8 are fewer than a vector step
+    # short-row length has a kernel of its own (five together took a cold
+    # first call 1.4 s), yet 8 rows of 8 are fewer than a vector step
     # of them, so a first (8, 8) mean over axis 1 compiles (or loads) the
     # general loop and no other; a contiguous complex mean compiles
     # parts_serial, not the strided loops of parts_general.
@@ -442,8 +446,7 @@ def test_first_row_calls_compile_only_their_own_loops():
     assert "whole True" in lines and "rows True" in lines and "complex True" in lines
     assert "whole_serial 1" in lines and "short_serial 1" in lines
     assert "parts_serial 1" in lines
-    for name in ("rows_serial", "short_serial_2", "short_serial_3", "short_serial_4",
-                 "short_serial_8", "parts_general"):
+    for name in ("rows_serial", *kernels.SHORT_KERNELS.values(), "parts_general"):
         assert f"{name} 0" in lines
 
 

@@ -57,10 +57,10 @@ from numba.extending import overload
 from .cacheload import adopt
 from .numerics import (
     PAIR_BLOCK, add_value, col_add, col_add8, has_pair_sum, is_16bit, least, merge, most,
-    opaque_one, pair_sum,
+    literal_rows, opaque_one, pair_sum,
     run_parts, run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_rows_short,
     run_sum,
-    SHORT_VEC_RUNS, SHORT_VEC_STEP, magnitude_join, magnitude_zero, short_add, short_certified,
+    SHORT_VEC_STEP, magnitude_join, magnitude_zero, short_add, short_certified,
     short_clear, short_exact, short_negative, short_poisoned, short_state, short_sums,
     short_vec, short_zero, stack_f64, state_arrays, step2_columns, store, store_block, store_short,
     superset_arrays, superset_columns, superset_keep, token_step, wide_int_states, widen,
@@ -400,13 +400,11 @@ _short_rows_jit = njit(**_HELPER)(_short_rows)
 
 
 def _short_rows_any(buf, out, tok, base, lo, hi, run):
-    # rows of 12 of the types short_sums does not serve: the loop of any
-    # length they ran before rows of 12 had a kernel of their own (a literal
-    # 12 was not measured for them; a literal 8 had LLVM gather rows of
-    # eight-byte values, see _short_rows_halves).  Rows of 16 of those types
-    # are not short plans (plan.SHORT_VEC_ROWS), nor taken as such by reads
-    # short_sums does not serve (launch.short_plan); this compiles for them
-    # only if something else calls short_serial_16.
+    # rows of 9 to 15 values (but 16-bit floats') that a literal length
+    # would have LLVM gather (numerics.LITERAL_ROWS_MAX), and of 12 and 16
+    # of the types short_sums does not serve: the loop of any length.  Rows
+    # of 16 of those types are not short plans (plan.SHORT_VEC_ROWS), nor
+    # taken as such by reads short_sums does not serve (launch._family).
     return _short_rows_jit(buf, out, tok, base, lo, hi, np.int64(run))
 
 
@@ -501,8 +499,8 @@ def _short_fixed_impl(buf, out, tok, base, lo, hi, run):
     if (buf.dtype.bitwidth == 64 and isinstance(run, types.IntegerLiteral)
             and run.literal_value == 8):
         return _short_rows_halves
-    if isinstance(run, types.IntegerLiteral) and run.literal_value in (12, 16):
-        return _short_rows_any  # the literal kernel is short_sums' (vector rows') alone
+    if not literal_rows(buf, tok, run):
+        return _short_rows_any  # rows LLVM would gather, and lengths short_sums' alone
     return _short_rows
 
 
@@ -729,72 +727,65 @@ def short_serial(buf, p, out, tok, lo, hi):
     """Outputs [lo, hi) of contiguous rows under SHORT_RUN values (the "short" plans; see
     plan.SHORT_VEC_ROWS for rows of 16).
 
-    Rows of any length; those of 2, 3, 4, 8, 12 and 16 values have kernels
-    of their own with the length literal (:func:`short_kernel`).  Each compiles its
-    one loop: this kernel chose among the five at run time, so a first call
-    compiled all five (a cold (8, 8) float32 call over axis 1 took 1.4 s).
+    Rows of any length, fewer than a vector step of them (and rows of the
+    lengths without a literal kernel of their own: see :func:`short_kernel`).
     Kept apart from ``rows_serial``, which strided short rows get, so
     neither compiles the other's loops (first-call time).
     """
     return _short_fixed(buf, out, tok, p[0], lo, hi, p[8])
 
 
-@njit(**_JIT)
-def short_serial_2(buf, p, out, tok, lo, hi):
-    """:func:`short_serial` for rows of 2 values."""
-    return _short_fixed(buf, out, tok, p[0], lo, hi, 2)
+def _short_serial_for(run):
+    """:func:`short_serial` for rows of ``run`` values, the length a literal.
 
+    The length is the closure's constant, which Numba types as a literal
+    (as a literal in the source), and which its cache keys each compiled
+    kernel by.  One kernel a length, each compiling its one loop: a kernel
+    that chose among lengths at run time compiled them all on a first call
+    (a cold (8, 8) float32 call over axis 1 took 1.4 s with five).
+    """
 
-@njit(**_JIT)
-def short_serial_3(buf, p, out, tok, lo, hi):
-    """:func:`short_serial` for rows of 3 values."""
-    return _short_fixed(buf, out, tok, p[0], lo, hi, 3)
+    def kernel(buf, p, out, tok, lo, hi):
+        return _short_fixed(buf, out, tok, p[0], lo, hi, run)
 
-
-@njit(**_JIT)
-def short_serial_4(buf, p, out, tok, lo, hi):
-    """:func:`short_serial` for rows of 4 values."""
-    return _short_fixed(buf, out, tok, p[0], lo, hi, 4)
-
-
-@njit(**_JIT)
-def short_serial_8(buf, p, out, tok, lo, hi):
-    """:func:`short_serial` for rows of 8 values."""
-    return _short_fixed(buf, out, tok, p[0], lo, hi, 8)
-
-
-@njit(**_JIT)
-def short_serial_12(buf, p, out, tok, lo, hi):
-    """:func:`short_serial` for rows of 12 values."""
-    return _short_fixed(buf, out, tok, p[0], lo, hi, 12)
-
-
-@njit(**_JIT)
-def short_serial_16(buf, p, out, tok, lo, hi):
-    """:func:`short_serial` for rows of 16 values (float32, 16-bit floats and int32 only)."""
-    return _short_fixed(buf, out, tok, p[0], lo, hi, 16)
+    kernel.__name__ = kernel.__qualname__ = f"short_serial_{run}"
+    kernel.__doc__ = f":func:`short_serial` for rows of {run} values."
+    return njit(**_JIT)(kernel)
 
 
 #: The short-row kernel's name per row length (looked up by name, so a
-#: caller sees a module attribute replaced, as the tests' spy does).
-SHORT_KERNELS = {2: "short_serial_2", 3: "short_serial_3", 4: "short_serial_4",
-                 8: "short_serial_8", 12: "short_serial_12", 16: "short_serial_16"}
+#: caller sees a module attribute replaced, as the tests' spy does): every
+#: length from 2 to 15, and 16 for the types whose rows of 16 are short
+#: plans (plan.SHORT_VEC_ROWS).  Rows of a literal length are unrolled and
+#: LLVM vectorises the loop across rows, each row's values still added in
+#: order (the same sums); from 9 values only the 16-bit floats' (see
+#: numerics.LITERAL_ROWS_MAX), the others' keep the loop of any length.
+#: Held in cache, one thread, (32768, n) ns a row, run-time length ->
+#: literal: float32 n = 5 3.5 -> 0.71, 7 5.5 -> 0.94; float64 5 to 7
+#: 5.7-7.3 -> 1.2-1.7; int32 5 and 7 1.8 and 2.6 -> 0.39 and 0.53; uint8
+#: 1.45 and 1.8 -> 0.22 and 0.42; float16 5 to 15 4.3-11.6 -> 0.68-4.6,
+#: bfloat16 4.0-10.4 -> 0.86-3.3.
+SHORT_KERNELS = {run: f"short_serial_{run}" for run in range(2, 17)}
+for _run in SHORT_KERNELS:
+    globals()[SHORT_KERNELS[_run]] = _short_serial_for(_run)
+del _run
 
 
 def short_kernel(run, rows):
     """The short-row kernel for ``rows`` rows of ``run`` values.
 
-    Fewer rows than a vector step (numerics.SHORT_VEC_STEP) of the lengths
-    summed in vector steps (numerics.SHORT_VEC_RUNS) take ``short_serial``:
-    its loop is what their literal kernel would run, and their first call
-    does not compile the vector step, which they never reach.  Cold first
+    Fewer rows than a vector step (numerics.SHORT_VEC_STEP) of any length
+    but 2 and 3 take ``short_serial``: its loop is what their literal
+    kernel would run, and their first call does not compile the vector
+    steps (numerics.short_sums, or LLVM's across rows), which they never
+    reach.  Cold first
     (8, 8) calls over axis 1 in fresh processes, before and after,
     alternating: float32 1.97-2.31 s -> 0.99-1.05 s, float16 1.66-1.70 s
     -> 1.01-1.09 s, int32 1.66-1.68 s -> 0.82-0.98 s.  Warm, float16 rows
     of 4 or 8 under 64 rows run about 0.5 us (1.12x) slower a call than in
     the literal kernel's scalar tail; float32 and int32 run as fast.
     """
-    few = rows < SHORT_VEC_STEP and run in SHORT_VEC_RUNS
+    few = rows < SHORT_VEC_STEP and run not in (2, 3)
     return globals()["short_serial" if few else SHORT_KERNELS.get(run, "short_serial")]
 
 

@@ -3108,6 +3108,23 @@ def short_vec(buf, tok, run):
             and _step2_kind(buf, tok) is not None)
 
 
+#: Row lengths to which LLVM vectorises a loop across rows of a literal
+#: length with loads and shuffles; from 9 values it gathers each vector of
+#: a value (vpgather), one load a row a lane, except for the 16-bit floats
+#: (F16C widening).  Gathers read fast in cache but slowly from memory:
+#: two threads, old and new alternating, float32 rows of 10, 13 and 15
+#: (2**22 rows) at 0.54-0.67x the run-time length's loop, float64 rows of
+#: 11 0.28x, though (32768, 13) float32 in cache ran 1.95x.
+LITERAL_ROWS_MAX = 8
+
+
+def literal_rows(buf, tok, run):
+    """Whether rows of the literal length ``run`` of ``buf`` read by ``tok`` (Numba types) are
+    unrolled for LLVM to vectorise across rows (see :data:`LITERAL_ROWS_MAX`)."""
+    return isinstance(run, types.IntegerLiteral) and (
+        run.literal_value <= LITERAL_ROWS_MAX or _step2_kind(buf, tok) in ("f16", "bf16"))
+
+
 @intrinsic
 def short_sums(typingctx, buf, off, run, dst, tok):
     """The sums of SHORT_VEC_STEP rows of ``run`` values from ``buf[off]``, into ``dst``.
