@@ -61,7 +61,7 @@ from .numerics import (
     run_parts, run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_rows_short,
     run_sum,
     SHORT_VEC_STEP, magnitude_join, magnitude_zero, short_add, short_certified,
-    short_clear, short_exact, short_negative, short_poisoned, short_state, short_sums,
+    short_clear, short_exact, short_mend, short_negative, short_poisoned, short_state, short_sums,
     short_vec, short_zero, stack_f64, state_arrays, step2_columns, store, store_block, store_short,
     superset_arrays, superset_columns, superset_keep, token_step, wide_int_states, widen,
     zero_state,
@@ -393,6 +393,8 @@ def _short_rows(buf, out, tok, base, lo, hi, run):
         for i in range(run):
             a, b = short_add(a, b, buf, np.uint64(k + i), tok, one)
         bad += store_short(out, np.uint64(o), a, b, run, buf, tok)
+    if bad:  # after the loop, which stays branch-free (store_short)
+        bad = short_mend(buf, out, tok, base, lo, hi, run, bad)
     return bad
 
 
