@@ -273,9 +273,10 @@ def test_rows_of_kept_dims_that_do_not_merge_go_by_rows(spy, name):
 def test_short_rows_of_every_dtype_in_tasks(spy, name):
     # The short-row kernel writes a vector of results per step, from ranges
     # of rows that start anywhere: every row of lengths with vector steps
-    # of their own (4, 8, 12), literal lengths LLVM vectorises across rows
-    # (2, 3, 5, 7) or would gather (9, 13: the loop of any length for all
-    # but the 16-bit floats), against the exact mean of its integers.  Rows
+    # of their own (4, 8 to 16 for float32, 16-bit floats and int32),
+    # literal lengths LLVM vectorises across rows (2, 3, 5, 7) or would
+    # gather (9 to 16 of the other types: the loop of any length), against
+    # the exact mean of its integers.  Rows
     # of 16 are short rows for float32, 16-bit and int32 values only
     # (plan.SHORT_VEC_ROWS), the row loop's for the others.
     if name == "bfloat16":
@@ -308,14 +309,14 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32"])
 @pytest.mark.parametrize("run", [2, 3, 4, 5, 7, 8, 9, 12, 15, 16])
 def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
-    # Rows of 4, 8, 12 and 16 values of these types are summed four rows to
-    # a vector, 64 rows a step, and the rows left one by one; rows of other
-    # literal lengths are unrolled, and LLVM vectorises across them (or,
-    # from 9 values, they take the loop of any length, but 16-bit floats:
-    # numerics.LITERAL_ROWS_MAX).  Fewer than 64 rows take the general
-    # kernel, or rows of 16 the row loop, which is not a short plan's
-    # there (rows of 2 and 3 keep theirs); int32 rows are summed in float64
-    # (numerics.short_add).  Row counts that leave a tail, serially and in
+    # Rows of 4 and 8 to 16 values of these types are summed four rows to a
+    # vector, 64 rows a step (rows that share a vector each take their own
+    # lanes of it), and the rows left one by one; rows of other literal
+    # lengths are unrolled, and LLVM vectorises across them.  Fewer than 64
+    # rows take the general kernel, or rows of 16 the row loop, which is
+    # not a short plan's there (rows of 2 and 3 keep theirs); int32 rows
+    # are summed in float64 (numerics.short_add).  Row counts that leave a
+    # tail, serially and in
     # tasks (whose ranges start anywhere), values across many binades
     # (float64 sums them exactly), int32 sums past 2**32 and non-finite
     # rows, against exact sums and means.

@@ -1718,3 +1718,21 @@ def test_memoised_axes_still_refuse_what_numpy_refuses():
         _, exc, _ = run(reducemean.mean, a, axis=bad)
         assert ref_exc is not None, f"numpy accepted axis={bad!r}; bad test case"
         assert type(exc) is type(ref_exc), (bad, exc, ref_exc)
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16"])
+def test_means_of_negative_zeros_are_positive_zeros_as_numpy_gives(name):
+    # numpy's sums start at +0.0, so the mean of -0.0 values is +0.0; rows
+    # summed four to a vector (numerics.short_sums: rows of 4 and 8 to 16
+    # values) once kept their -0.0, and the lanes of a vector shared by two
+    # rows are -0.0 there.  Every short row length, long rows, the whole
+    # array and columns, against numpy's float32 or float64 mean.
+    dt = resolve(name)
+    exact = np.float64 if name == "float64" else np.float32
+    for shape, axis in [((100, run), 1) for run in range(2, 17)] + [
+            ((100, 40), 1), ((3000,), None), ((100, 7), 0), ((64, 7, 3), (0, 2))]:
+        x = np.full(shape, -0.0, dt)
+        want = np.mean(np.full(shape, -0.0, exact), axis=axis)
+        got = np.asarray(reducemean.mean(x, axis=axis)).astype(exact)
+        assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want)), shape
+        assert not np.signbit(want).any()

@@ -402,9 +402,9 @@ _short_rows_jit = njit(**_HELPER)(_short_rows)
 
 
 def _short_rows_any(buf, out, tok, base, lo, hi, run):
-    # rows of 9 to 15 values (but 16-bit floats') that a literal length
-    # would have LLVM gather (numerics.LITERAL_ROWS_MAX), and of 12 and 16
-    # of the types short_sums does not serve: the loop of any length.  Rows
+    # rows of 9 to 16 values of the types (or reads) short_sums does not
+    # serve, which a literal length would have LLVM gather
+    # (numerics.LITERAL_ROWS_MAX): the loop of any length.  Rows
     # of 16 of those types are not short plans (plan.SHORT_VEC_ROWS), nor
     # taken as such by reads short_sums does not serve (launch._family).
     return _short_rows_jit(buf, out, tok, base, lo, hi, np.int64(run))
@@ -501,7 +501,7 @@ def _short_fixed_impl(buf, out, tok, base, lo, hi, run):
     if (buf.dtype.bitwidth == 64 and isinstance(run, types.IntegerLiteral)
             and run.literal_value == 8):
         return _short_rows_halves
-    if not literal_rows(buf, tok, run):
+    if not literal_rows(run):
         return _short_rows_any  # rows LLVM would gather, and lengths short_sums' alone
     return _short_rows
 
@@ -760,13 +760,13 @@ def _short_serial_for(run):
 #: length from 2 to 15, and 16 for the types whose rows of 16 are short
 #: plans (plan.SHORT_VEC_ROWS).  Rows of a literal length are unrolled and
 #: LLVM vectorises the loop across rows, each row's values still added in
-#: order (the same sums); from 9 values only the 16-bit floats' (see
-#: numerics.LITERAL_ROWS_MAX), the others' keep the loop of any length.
-#: Held in cache, one thread, (32768, n) ns a row, run-time length ->
-#: literal: float32 n = 5 3.5 -> 0.71, 7 5.5 -> 0.94; float64 5 to 7
-#: 5.7-7.3 -> 1.2-1.7; int32 5 and 7 1.8 and 2.6 -> 0.39 and 0.53; uint8
-#: 1.45 and 1.8 -> 0.22 and 0.42; float16 5 to 15 4.3-11.6 -> 0.68-4.6,
-#: bfloat16 4.0-10.4 -> 0.86-3.3.
+#: order (the same sums), up to 8 values (numerics.LITERAL_ROWS_MAX); from
+#: 9 the types of numerics.short_sums take it, and the others keep the
+#: loop of any length.  Held in cache, one thread, (32768, n) ns a row,
+#: run-time length -> literal: float32 n = 5 3.5 -> 0.71, 7 5.5 -> 0.94;
+#: float64 5 to 7 5.7-7.3 -> 1.2-1.7; int32 5 and 7 1.8 and 2.6 -> 0.39
+#: and 0.53; uint8 1.45 and 1.8 -> 0.22 and 0.42; float16 and bfloat16
+#: rows of 5 to 7 4.0-5.5 -> 0.68-1.1.
 SHORT_KERNELS = {run: f"short_serial_{run}" for run in range(2, 17)}
 for _run in SHORT_KERNELS:
     globals()[SHORT_KERNELS[_run]] = _short_serial_for(_run)

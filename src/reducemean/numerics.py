@@ -3016,21 +3016,39 @@ def _sum_parts_step2(typingctx, buf, off, n, tok):
 
 #: Short rows whose sums :func:`short_sums` finds as vectors: their lengths.
 #: Rows of 2 measured slower that way (float32 1.1x, bfloat16 1.4x the time
-#: of the loop across rows), and 3 does not fill a vector.  Rows of 16 are
+#: of the loop across rows), and 3 does not fill a vector.  Rows of 5 to 7,
+#: which LLVM vectorises across rows with shuffles (LITERAL_ROWS_MAX),
+#: measured mixed: two threads, old and new alternating, from memory
+#: 1.05-1.2x faster as vectors in float32 and 1.3-1.5x in 16-bit floats,
+#: in cache 0.7-0.87x in float32 and float16 (bfloat16 1.26x).  From 9 LLVM
+#: gathers: as vectors, rows of 2**22, float32 rows of 9 to 15 3.1-4.1x
+#: faster (12 -> 36-50 GB/s), float16 and bfloat16 1.9-2.7x, int32 1.3x;
+#: held in cache (32768, n) float32 4.2-4.7x, int32 2.5x.  Rows of 16 are
 #: not short plans' in general (plan.SHORT_RUN), only these types' (see
 #: plan.SHORT_VEC_ROWS).
-SHORT_VEC_RUNS = (4, 8, 12, 16)
+SHORT_VEC_RUNS = (4, 8, 9, 10, 11, 12, 13, 14, 15, 16)
 #: Rows per step of the short kernels' vector sums: their sums wait in a
 #: stack buffer of this many float64s (stack_f64) for one vectorised loop of stores.
 SHORT_VEC_STEP = 64
 
 
+def _row_lanes(builder, vecs, k, lo, hi):
+    """Vector ``k`` of :func:`_row_sums_codegen`'s loads (values ``4k`` to ``4k + 3``) with the
+    lanes outside the row's values ``[lo, hi)`` as -0.0, which adds nothing (even to -0.0)."""
+    first, last = max(lo - 4 * k, 0), min(hi - 4 * k, 4)
+    if (first, last) == (0, 4):
+        return vecs[k]
+    keep = ir.Constant(ir.VectorType(ir.IntType(1), 4), [first <= m < last for m in range(4)])
+    return builder.select(keep, vecs[k], ir.Constant(_V4, [-0.0] * 4))
+
+
 def _row_sums_codegen(kind, run):
-    """Code for :func:`short_sums`: SHORT_VEC_STEP rows of ``run`` (4, 8, 12 or 16) values, their sums.
+    """Code for :func:`short_sums`: SHORT_VEC_STEP rows of ``run`` (4, 8 to 16) values, their sums.
 
     Four rows a loop step: their ``4 * run`` values are ``run`` vector
-    loads, widened to float64 (int32 exactly too: sitofp); with ``run`` 8
-    to 16 each row's two to four vectors are added first.  Pairs of rows are then
+    loads, widened to float64 (int32 exactly too: sitofp); from ``run`` 8
+    each row's two to four vectors are added first, a vector it shares
+    with the next row taken with the other row's lanes as -0.0.  Pairs of rows are then
     summed across lanes by two shuffles and an add, twice, so one vector
     holds one sum a row, stored to ``dst``.  float32 and bfloat16 rows'
     loads are joined into a lane-wise maximum of bits (see magnitude_join), returned as one
@@ -3064,11 +3082,14 @@ def _row_sums_codegen(kind, run):
                                               v4.as_pointer()), align=align) for k in range(run)]
         vecs = [builder.sitofp(v, _V4) if kind == "i32" else _step2_widen(builder, kind, v)
                 for v in loads]
-        per = run // 4  # vectors a row, added in turn
-        vecs = [functools.reduce(builder.fadd, vecs[per * r:per * (r + 1)]) for r in range(4)]
+        vecs = [functools.reduce(builder.fadd, [_row_lanes(builder, vecs, k, r * run, (r + 1) * run)
+                                                for k in range(r * run // 4, -(-(r + 1) * run // 4))])
+                for r in range(4)]  # each row's vectors added in turn
         pair = [shuffle_add(builder, vecs[r], vecs[r + 1], [0, 4, 2, 6], [1, 5, 3, 7])
                 for r in (0, 2)]  # (a01 b01 a23 b23), (c01 d01 c23 d23)
         sums = shuffle_add(builder, pair[0], pair[1], [0, 1, 4, 5], [2, 3, 6, 7])
+        # a sum that starts at +0.0, as numpy's does: a row of -0.0 means +0.0
+        sums = builder.fadd(sums, ir.Constant(_V4, [0.0] * 4))
         dst = builder.gep(args[3], [builder.mul(g, ir.Constant(i64, 4))])
         builder.store(sums, builder.bitcast(dst, _V4.as_pointer()), align=8)
         nxt = top
@@ -3110,19 +3131,19 @@ def short_vec(buf, tok, run):
 
 #: Row lengths to which LLVM vectorises a loop across rows of a literal
 #: length with loads and shuffles; from 9 values it gathers each vector of
-#: a value (vpgather), one load a row a lane, except for the 16-bit floats
-#: (F16C widening).  Gathers read fast in cache but slowly from memory:
-#: two threads, old and new alternating, float32 rows of 10, 13 and 15
-#: (2**22 rows) at 0.54-0.67x the run-time length's loop, float64 rows of
-#: 11 0.28x, though (32768, 13) float32 in cache ran 1.95x.
+#: a value (vpgather), one load a row a lane (the 16-bit floats' F16C
+#: widening excepted, but those rows are short_sums' there).  Gathers read
+#: fast in cache but slowly from memory: two threads, old and new
+#: alternating, float32 rows of 10, 13 and 15 (2**22 rows) at 0.54-0.67x
+#: the run-time length's loop, float64 rows of 11 0.28x, though (32768,
+#: 13) float32 in cache ran 1.95x.
 LITERAL_ROWS_MAX = 8
 
 
-def literal_rows(buf, tok, run):
-    """Whether rows of the literal length ``run`` of ``buf`` read by ``tok`` (Numba types) are
-    unrolled for LLVM to vectorise across rows (see :data:`LITERAL_ROWS_MAX`)."""
-    return isinstance(run, types.IntegerLiteral) and (
-        run.literal_value <= LITERAL_ROWS_MAX or _step2_kind(buf, tok) in ("f16", "bf16"))
+def literal_rows(run):
+    """Whether rows of the literal length ``run`` (a Numba type) are unrolled for LLVM to
+    vectorise across rows (see :data:`LITERAL_ROWS_MAX`)."""
+    return isinstance(run, types.IntegerLiteral) and run.literal_value <= LITERAL_ROWS_MAX
 
 
 @intrinsic
