@@ -333,10 +333,11 @@ def test_sums_that_are_exact_or_of_zeros_are_not_redone(monkeypatch, case):
     # A complex part of zeros sums to exactly 0 with a bound of 0 (its own
     # magnitudes, not the other part's); float16 rows of 4 to 16 values
     # sum exactly, and so do bfloat16 rows whose values span at most 42
-    # binades (41 for rows of 12 and 16: numerics.short_certified), rows of
-    # other lengths too once their stores marked them (numerics.short_mend).  None may be marked for the
-    # second pass, whatever the signs of the values (zero-mean values are
-    # the common case, and with 8 bits of precision their sums are often 0).
+    # binades (41 for rows of 9 to 16: numerics.short_certified), rows of
+    # 5 to 7 too once their stores marked them (numerics.short_mend).  None
+    # may be marked for the second pass, whatever the signs of the values
+    # (zero-mean values are the common case, and with 8 bits of precision
+    # their sums are often 0).
     x, axis = _layouts_without_marks()[case]
     marks = []
     real = engine.marked_for_redo

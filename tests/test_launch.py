@@ -276,9 +276,9 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
     # of their own (4, 8 to 16 for float32, 16-bit floats and int32),
     # literal lengths LLVM vectorises across rows (2, 3, 5, 7) or would
     # gather (9 to 16 of the other types: the loop of any length), against
-    # the exact mean of its integers.  Rows
-    # of 16 are short rows for float32, 16-bit and int32 values only
-    # (plan.SHORT_VEC_ROWS), the row loop's for the others.
+    # the exact mean of its integers.  Rows of 16 are short rows for
+    # float32, 16-bit and int32 values only (plan.SHORT_VEC_ROWS), the row
+    # loop's for the others.
     if name == "bfloat16":
         dtype = pytest.importorskip("ml_dtypes").bfloat16
     else:
@@ -405,9 +405,10 @@ def test_rows_of_16_read_exactly_or_redone_take_the_row_loop(spy, name):
 @pytest.mark.parametrize("run", [5, 9])
 @pytest.mark.parametrize("name", ["float32", "bfloat16"])
 def test_short_rows_marked_are_certified_or_left_for_the_second_pass(monkeypatch, name, run):
-    # Rows of a literal length (5) or of the loop of any length (9) whose
-    # bound marks them: those that sum to exactly 0 within few binades are
-    # stored unmarked in the kernel (numerics.short_mend); those whose
+    # Rows whose bound marks them, of a literal length LLVM vectorises (5)
+    # or summed four rows to a vector (9): those that sum to exactly 0
+    # within few binades are stored unmarked in the kernel (numerics.
+    # short_mend after the store, short_certified before it); those whose
     # values cancel across more than float64 holds stay marked for the
     # engine's second pass.  Against exact means, with the marks counted.
     dtype = BFLOAT16 if name == "bfloat16" else np.dtype(name)

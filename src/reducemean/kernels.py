@@ -404,9 +404,9 @@ _short_rows_jit = njit(**_HELPER)(_short_rows)
 def _short_rows_any(buf, out, tok, base, lo, hi, run):
     # rows of 9 to 16 values of the types (or reads) short_sums does not
     # serve, which a literal length would have LLVM gather
-    # (numerics.LITERAL_ROWS_MAX): the loop of any length.  Rows
-    # of 16 of those types are not short plans (plan.SHORT_VEC_ROWS), nor
-    # taken as such by reads short_sums does not serve (launch._family).
+    # (numerics.LITERAL_ROWS_MAX): the loop of any length.  Rows of 16 of
+    # those types are not short plans (plan.SHORT_VEC_ROWS), nor taken as
+    # such by reads short_sums does not serve (launch._family).
     return _short_rows_jit(buf, out, tok, base, lo, hi, np.int64(run))
 
 
@@ -729,8 +729,8 @@ def short_serial(buf, p, out, tok, lo, hi):
     """Outputs [lo, hi) of contiguous rows under SHORT_RUN values (the "short" plans; see
     plan.SHORT_VEC_ROWS for rows of 16).
 
-    Rows of any length, fewer than a vector step of them (and rows of the
-    lengths without a literal kernel of their own: see :func:`short_kernel`).
+    Rows of any length, fewer than a vector step of them (see
+    :func:`short_kernel`; more take their length's literal kernel).
     Kept apart from ``rows_serial``, which strided short rows get, so
     neither compiles the other's loops (first-call time).
     """

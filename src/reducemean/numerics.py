@@ -3271,9 +3271,9 @@ def short_certified(a, b, buf, off, run, tok):
     about 3 of 10000), which no first-order bound clears.  A row whose
     nonzero values' exponents span at most ``53 - p - 3`` binades (``p``
     their precision, 24 for float32 and 8 for bfloat16: 26 and 42), or
-    ``53 - p - 4`` for rows of 12 and 16, sums exactly in float64 whatever
-    its values: 4 or 8 (12 or 16) multiples of the smallest one's last bit,
-    under 8 (16) times the largest.  Before, those zero sums took the second pass
+    ``53 - p - 4`` for rows of 9 to 16, sums exactly in float64 whatever
+    its values: at most 8 (16) multiples of the smallest one's last bit,
+    each under 2**(span + p) of it.  Before, those zero sums took the second pass
     (past 16 a call, the whole reduction: 3x the time).
     """
 
@@ -3310,9 +3310,9 @@ def short_mend(buf, out, tok, base, lo, hi, run, bad):
     state given to :func:`short_certified`, whose exact sums are stored
     unmarked: zero-mean rows of few values often sum to exactly 0, and
     past a few marks a call the engine sums every row again, compensated
-    (engine.redo).  bfloat16 (2**22, n) rows of standard normal values,
-    two threads: n = 5 to 7 read 0.7-1.0 GB/s with 519-880 such rows
-    marked, n = 9 to 13 6-9 GB/s.  Returns the rows still marked (those
+    (engine.redo): bfloat16 (2**22, n) rows of standard normal values, two
+    threads, n = 5 to 7, read 0.7-1.0 GB/s with 519-880 such rows marked,
+    and 9.5-10.3 GB/s with this, none marked.  Returns the rows still marked (those
     whose values do span the binades, or a NaN of the mark's payload);
     other reads return ``bad``.
     """
