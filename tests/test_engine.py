@@ -323,21 +323,24 @@ def _layouts_without_marks():
     brain5 = normal((65536, 5)).astype(bf16)  # about 900 rows sum to exactly 0
     brain9 = normal((65536, 9)).astype(bf16)
     signs6 = np.sign(normal((4096, 6))).astype(np.float32)  # a third sum to 0
+    brain24 = normal((32768, 24)).astype(bf16)
+    pairs = normal((4096, 12)).astype(bf16)
+    brain24[:4096] = rng.permuted(np.concatenate([pairs, -pairs], axis=1), axis=1)
     return [(real, None), (rows, 1), (step2, 1), (imag, 1), (half, 1), (half8, 1),
             (brain, 1), (brain8, 1), (brain12, 1), (half16, 1), (brain16, 1), (brain5, 1),
-            (brain9, 1), (signs6, 1)]
+            (brain9, 1), (signs6, 1), (brain24, 1)]
 
 
-@pytest.mark.parametrize("case", range(14))
+@pytest.mark.parametrize("case", range(15))
 def test_sums_that_are_exact_or_of_zeros_are_not_redone(monkeypatch, case):
     # A complex part of zeros sums to exactly 0 with a bound of 0 (its own
-    # magnitudes, not the other part's); float16 rows of 4 to 16 values
+    # magnitudes, not the other part's); float16 rows of 4 to 32 values
     # sum exactly, and so do bfloat16 rows whose values span at most 42
-    # binades (41 for rows of 9 to 16: numerics.short_certified), rows of
-    # 5 to 7 too once their stores marked them (numerics.short_mend).  None
-    # may be marked for the second pass, whatever the signs of the values
-    # (zero-mean values are the common case, and with 8 bits of precision
-    # their sums are often 0).
+    # binades (41 for rows of 9 to 16, 40 to 32: numerics.short_certified),
+    # rows of 5 to 7 too once their stores marked them (numerics.
+    # short_mend).  None may be marked for the second pass, whatever the
+    # signs of the values (zero-mean values are the common case, and with 8
+    # bits of precision their sums are often 0).
     x, axis = _layouts_without_marks()[case]
     marks = []
     real = engine.marked_for_redo

@@ -276,7 +276,7 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
     # of their own (4, 8 to 16 for float32, 16-bit floats and int32),
     # literal lengths LLVM vectorises across rows (2, 3, 5, 7) or would
     # gather (9 to 16 of the other types: the loop of any length), against
-    # the exact mean of its integers.  Rows of 16 are short rows for
+    # the exact mean of its integers.  Rows of 16 to 32 are short rows for
     # float32, 16-bit and int32 values only (plan.SHORT_VEC_ROWS), the row
     # loop's for the others.
     if name == "bfloat16":
@@ -287,12 +287,12 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
     x = rng.integers(0, 2 if name == "bool" else 100, BIG).astype(dtype)
     wide = x.astype(np.int64)
     rtype = np.float64 if np.dtype(dtype).kind in "biu" else dtype
-    for run in (2, 3, 4, 5, 7, 8, 9, 12, 13, 16):
+    for run in (2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 24):
         n = BIG // run * run
         got = reducemean.mean(x[:n].reshape(-1, run), axis=1)
         if launch.numba.get_num_threads() > 1:
             kernel = f"short_serial_{run}"  # a kernel of its own for each length
-            if run == 16 and name not in ("float32", "float16", "bfloat16", "int32"):
+            if run >= 16 and name not in ("float32", "float16", "bfloat16", "int32"):
                 kernel = "rows_paired" if name == "float64" else "rows_serial"
             assert spy[-1] == kernel + " in tasks"
         assert got.dtype == rtype and got.shape == (n // run,)
@@ -307,16 +307,16 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
 
 
 @pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32"])
-@pytest.mark.parametrize("run", [2, 3, 4, 5, 7, 8, 9, 12, 15, 16])
+@pytest.mark.parametrize("run", [2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 21, 32])
 def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
-    # Rows of 4 and 8 to 16 values of these types are summed four rows to a
+    # Rows of 4 and 8 to 32 values of these types are summed four rows to a
     # vector, 64 rows a step (rows that share a vector each take their own
     # lanes of it), and the rows left one by one; rows of other literal
     # lengths are unrolled, and LLVM vectorises across them.  Fewer than 64
-    # rows take the general kernel, or rows of 16 the row loop, which is
-    # not a short plan's there (rows of 2 and 3 keep theirs); int32 rows
-    # are summed in float64 (numerics.short_add).  Row counts that leave a
-    # tail, serially and in
+    # rows take the general kernel, or rows of 16 or more the row loop,
+    # which is not a short plan's there (rows of 2 and 3 keep theirs);
+    # int32 rows are summed in float64 (numerics.short_add).  Row counts
+    # that leave a tail, serially and in
     # tasks (whose ranges start anywhere), values across many binades
     # (float64 sums them exactly), int32 sums past 2**32 and non-finite
     # rows, against exact sums and means.
@@ -331,7 +331,8 @@ def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
             x[3:6] = np.iinfo(np.int32).min
         else:
             # magnitudes in [2**-13, 2**12]: float64 sums sixteen of them exactly
-            scale = 2.0 ** rng.integers(-12, 13, (rows, run))
+            # (in [2**-13, 2**11], thirty-two)
+            scale = 2.0 ** rng.integers(-12, 13 if run <= 16 else 12, (rows, run))
             mag = rng.uniform(0.5, 1.0, (rows, run)) * rng.choice([-1.0, 1.0], (rows, run))
             x = (mag * scale).astype(dtype)
             x[5, 1] = np.nan
@@ -344,7 +345,7 @@ def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
         # general kernel, which compiles no vector step
         few = rows < 64 and run not in (2, 3)
         kernel = "short_serial" if few else f"short_serial_{run}"
-        if rows < 64 and run == 16:
+        if rows < 64 and run >= 16:
             kernel = "rows_paired"
         # (the first kernel: a row whose values cancel to exactly 0, as
         # [0.03183, -0.01773, -0.0141] does in float16, is redone after it)

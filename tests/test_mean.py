@@ -1723,13 +1723,13 @@ def test_memoised_axes_still_refuse_what_numpy_refuses():
 @pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16"])
 def test_means_of_negative_zeros_are_positive_zeros_as_numpy_gives(name):
     # numpy's sums start at +0.0, so the mean of -0.0 values is +0.0; rows
-    # summed four to a vector (numerics.short_sums: rows of 4 and 8 to 16
+    # summed four to a vector (numerics.short_sums: rows of 4 and 8 to 32
     # values) once kept their -0.0, and the lanes of a vector shared by two
     # rows are -0.0 there.  Every short row length, long rows, the whole
     # array and columns, against numpy's float32 or float64 mean.
     dt = resolve(name)
     exact = np.float64 if name == "float64" else np.float32
-    for shape, axis in [((100, run), 1) for run in range(2, 17)] + [
+    for shape, axis in [((100, run), 1) for run in (*range(2, 17), 24, 32, 33)] + [
             ((100, 40), 1), ((3000,), None), ((100, 7), 0), ((64, 7, 3), (0, 2))]:
         x = np.full(shape, -0.0, dt)
         want = np.mean(np.full(shape, -0.0, exact), axis=axis)

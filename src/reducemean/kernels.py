@@ -402,11 +402,11 @@ _short_rows_jit = njit(**_HELPER)(_short_rows)
 
 
 def _short_rows_any(buf, out, tok, base, lo, hi, run):
-    # rows of 9 to 16 values of the types (or reads) short_sums does not
+    # rows of 9 to 15 values of the types (or reads) short_sums does not
     # serve, which a literal length would have LLVM gather
-    # (numerics.LITERAL_ROWS_MAX): the loop of any length.  Rows of 16 of
-    # those types are not short plans (plan.SHORT_VEC_ROWS), nor taken as
-    # such by reads short_sums does not serve (launch._family).
+    # (numerics.LITERAL_ROWS_MAX): the loop of any length.  Rows of 16 to
+    # 32 of those types are not short plans (plan.SHORT_VEC_ROWS), nor
+    # taken as such by reads short_sums does not serve (launch._family).
     return _short_rows_jit(buf, out, tok, base, lo, hi, np.int64(run))
 
 
@@ -727,7 +727,7 @@ def short_strided(buf, p, out, tok, lo, hi):
 @njit(**_JIT)
 def short_serial(buf, p, out, tok, lo, hi):
     """Outputs [lo, hi) of contiguous rows under SHORT_RUN values (the "short" plans; see
-    plan.SHORT_VEC_ROWS for rows of 16).
+    plan.SHORT_VEC_ROWS for rows of 16 to 32).
 
     Rows of any length, fewer than a vector step of them (see
     :func:`short_kernel`; more take their length's literal kernel).
@@ -757,8 +757,8 @@ def _short_serial_for(run):
 
 #: The short-row kernel's name per row length (looked up by name, so a
 #: caller sees a module attribute replaced, as the tests' spy does): every
-#: length from 2 to 15, and 16 for the types whose rows of 16 are short
-#: plans (plan.SHORT_VEC_ROWS).  Rows of a literal length are unrolled and
+#: length from 2 to 15, and 16 to 32 for the types whose rows of those
+#: lengths are short plans (plan.SHORT_VEC_ROWS).  Rows of a literal length are unrolled and
 #: LLVM vectorises the loop across rows, each row's values still added in
 #: order (the same sums), up to 8 values (numerics.LITERAL_ROWS_MAX); from
 #: 9 the types of numerics.short_sums take it, and the others keep the
@@ -767,7 +767,7 @@ def _short_serial_for(run):
 #: float64 5 to 7 5.7-7.3 -> 1.2-1.7; int32 5 and 7 1.8 and 2.6 -> 0.39
 #: and 0.53; uint8 1.45 and 1.8 -> 0.22 and 0.42; float16 and bfloat16
 #: rows of 5 to 7 4.0-5.5 -> 0.68-1.1.
-SHORT_KERNELS = {run: f"short_serial_{run}" for run in range(2, 17)}
+SHORT_KERNELS = {run: f"short_serial_{run}" for run in range(2, 33)}
 for _run in SHORT_KERNELS:
     globals()[SHORT_KERNELS[_run]] = _short_serial_for(_run)
 del _run

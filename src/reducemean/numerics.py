@@ -3023,10 +3023,10 @@ def _sum_parts_step2(typingctx, buf, off, n, tok):
 #: in cache 0.7-0.87x in float32 and float16 (bfloat16 1.26x).  From 9 LLVM
 #: gathers: as vectors, rows of 2**22, float32 rows of 9 to 15 3.1-4.1x
 #: faster (12 -> 36-50 GB/s), float16 and bfloat16 1.9-2.7x, int32 1.3x;
-#: held in cache (32768, n) float32 4.2-4.7x, int32 2.5x.  Rows of 16 are
-#: not short plans' in general (plan.SHORT_RUN), only these types' (see
-#: plan.SHORT_VEC_ROWS).
-SHORT_VEC_RUNS = (4, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+#: held in cache (32768, n) float32 4.2-4.7x, int32 2.5x.  Rows of 16 to
+#: 32 are not short plans' in general (plan.SHORT_RUN), only these types'
+#: (see plan.SHORT_VEC_ROWS).
+SHORT_VEC_RUNS = (4, *range(8, 33))
 #: Rows per step of the short kernels' vector sums: their sums wait in a
 #: stack buffer of this many float64s (stack_f64) for one vectorised loop of stores.
 SHORT_VEC_STEP = 64
@@ -3043,11 +3043,11 @@ def _row_lanes(builder, vecs, k, lo, hi):
 
 
 def _row_sums_codegen(kind, run):
-    """Code for :func:`short_sums`: SHORT_VEC_STEP rows of ``run`` (4, 8 to 16) values, their sums.
+    """Code for :func:`short_sums`: SHORT_VEC_STEP rows of ``run`` (4, 8 to 32) values, their sums.
 
     Four rows a loop step: their ``4 * run`` values are ``run`` vector
     loads, widened to float64 (int32 exactly too: sitofp); from ``run`` 8
-    each row's two to four vectors are added first, a vector it shares
+    each row's two to eight vectors are added first, a vector it shares
     with the next row taken with the other row's lanes as -0.0.  Pairs of rows are then
     summed across lanes by two shuffles and an add, twice, so one vector
     holds one sum a row, stored to ``dst``.  float32 and bfloat16 rows'
@@ -3108,7 +3108,7 @@ def _row_sums_codegen(kind, run):
     return codegen
 
 
-#: Row kinds of short_sums whose rows of 4 to 16 values sum exactly in
+#: Row kinds of short_sums whose rows of 4 to 32 values sum exactly in
 #: float64, so their steps need no bounds: int32, and float16 (multiples of
 #: 2**-24 under 2**16: any 8192 of them sum exactly).
 _EXACT_ROWS = ("i32", "f16")
@@ -3271,9 +3271,10 @@ def short_certified(a, b, buf, off, run, tok):
     about 3 of 10000), which no first-order bound clears.  A row whose
     nonzero values' exponents span at most ``53 - p - 3`` binades (``p``
     their precision, 24 for float32 and 8 for bfloat16: 26 and 42), or
-    ``53 - p - 4`` for rows of 9 to 16, sums exactly in float64 whatever
-    its values: at most 8 (16) multiples of the smallest one's last bit,
-    each under 2**(span + p) of it.  Before, those zero sums took the second pass
+    ``53 - p - 4`` for rows of 9 to 16 and ``53 - p - 5`` for rows of 17
+    to 32, sums exactly in float64 whatever its values: at most 8 (16, 32)
+    multiples of the smallest one's last bit, each under 2**(span + p) of
+    it.  Before, those zero sums took the second pass
     (past 16 a call, the whole reduction: 3x the time).
     """
 
@@ -3297,7 +3298,7 @@ def _short_certified(a, b, buf, off, run, tok):
                 e = most((x >> shift) & 0xFF, 1)  # subnormals: as the smallest normals
                 lo = least(lo, e)
                 hi = most(hi, e)
-        return 0.0 if hi - lo <= span - (run > 8) else b
+        return 0.0 if hi - lo <= span - (run > 8) - (run > 16) else b
 
     return impl
 

@@ -36,16 +36,22 @@ __all__ = ["Plan", "normalize_axis", "plan_for", "make_plan"]
 
 #: Reduced runs shorter than this are summed by the column loop (see make_plan).
 SHORT_RUN = 16
-#: Contiguous rows of this many values, one after another, are short plans
-#: too (kernels.short_serial_16) for the dtypes whose short rows sum in
-#: vector lanes (``lanes``) of at most four bytes (float32, float16 and
-#: bfloat16, int32), from SHORT_VEC_ROWS_MIN rows: four rows' sums a vector
-#: (numerics.short_sums), where the row loop summed two rows a call, each
-#: ending in its own lane merges, bound and division.
-SHORT_VEC_ROWS = 16
-#: Rows from which rows of SHORT_VEC_ROWS values are short plans: a vector
-#: step's (numerics.SHORT_VEC_STEP).  Fewer would take short_serial's loop
-#: of any length, a chain of adds a row.
+#: Contiguous rows of SHORT_RUN to this many values, one after another, are
+#: short plans too (kernels.short_serial_16 to _32) for the dtypes whose
+#: short rows sum in vector lanes (``lanes``) of at most four bytes
+#: (float32, float16 and bfloat16, int32), from SHORT_VEC_ROWS_MIN rows:
+#: four rows' sums a vector (numerics.short_sums), where the row loop
+#: summed two rows a call, each ending in its own lane merges, bound and
+#: division.  Two threads, old and new alternating, rows of 17 to 32 from
+#: memory: float32 (2**21, n) 1.13x (32) to 2.2x (24), float16 and
+#: bfloat16 2.6-2.8x, int32 1.2x; held in cache (8192, n) float32 rows of
+#: 24 2.3x, of 32 0.96x.  Longer rows measured mixed: rows of 40 and 48
+#: 1.1-1.9x from memory (int32 48 0.93x), in cache 0.91-1.16x, float32
+#: rows of 64 0.79x in cache.
+SHORT_VEC_ROWS = 32
+#: Rows from which rows of SHORT_RUN values or more are short plans: a
+#: vector step's (numerics.SHORT_VEC_STEP).  Fewer would take
+#: short_serial's loop of any length, a chain of adds a row.
 SHORT_VEC_ROWS_MIN = 64
 #: Contiguous columns narrower than this, over spans of at least FOLD_MIN
 #: values, are folded from wider rows (see reducemean.fold): the fold costs
@@ -553,8 +559,8 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
             elif reduced[0][1] == 1 and kept[0][1:] == (reduced[0][0], 1):
                 family = "short"
         elif (lanes and unit == 1 and itemsize <= 4 and len(kept) == 1 and len(reduced) == 1
-              and reduced[0] == (SHORT_VEC_ROWS, 1) and kept[0][1:] == (SHORT_VEC_ROWS, 1)
-              and nout >= SHORT_VEC_ROWS_MIN):
+              and reduced[0][1] == 1 and reduced[0][0] <= SHORT_VEC_ROWS
+              and kept[0][1:] == (reduced[0][0], 1) and nout >= SHORT_VEC_ROWS_MIN):
             family = "short"
     if (not flip_kept and family == "outer" and kept[-1][1] < 0 and count >= FLIP_ROWS
             and count * nout >= FLIP_MIN):
