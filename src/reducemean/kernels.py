@@ -758,11 +758,11 @@ def _short_serial_for(run):
 #: The short-row kernel's name per row length (looked up by name, so a
 #: caller sees a module attribute replaced, as the tests' spy does): every
 #: length from 2 to 15, and 16 to 32 for the types whose rows of those
-#: lengths are short plans (plan.SHORT_VEC_ROWS).  Rows of a literal length are unrolled and
-#: LLVM vectorises the loop across rows, each row's values still added in
-#: order (the same sums), up to 8 values (numerics.LITERAL_ROWS_MAX); from
-#: 9 the types of numerics.short_sums take it, and the others keep the
-#: loop of any length.  Held in cache, one thread, (32768, n) ns a row,
+#: lengths are short plans (plan.SHORT_VEC_ROWS).  Rows of a literal
+#: length are unrolled and LLVM vectorises the loop across rows, each
+#: row's values still added in order (the same sums), up to 8 values
+#: (numerics.LITERAL_ROWS_MAX); from 9 the types of numerics.short_sums
+#: take it, and the others keep the loop of any length.  Held in cache, one thread, (32768, n) ns a row,
 #: run-time length -> literal: float32 n = 5 3.5 -> 0.71, 7 5.5 -> 0.94;
 #: float64 5 to 7 5.7-7.3 -> 1.2-1.7; int32 5 and 7 1.8 and 2.6 -> 0.39
 #: and 0.53; uint8 1.45 and 1.8 -> 0.22 and 0.42; float16 and bfloat16

@@ -3048,10 +3048,11 @@ def _row_sums_codegen(kind, run):
     Four rows a loop step: their ``4 * run`` values are ``run`` vector
     loads, widened to float64 (int32 exactly too: sitofp); from ``run`` 8
     each row's two to eight vectors are added first, a vector it shares
-    with the next row taken with the other row's lanes as -0.0.  Pairs of rows are then
-    summed across lanes by two shuffles and an add, twice, so one vector
-    holds one sum a row, stored to ``dst``.  float32 and bfloat16 rows'
-    loads are joined into a lane-wise maximum of bits (see magnitude_join), returned as one
+    with the next row taken with the other row's lanes as -0.0.  Pairs of
+    rows are then summed across lanes by two shuffles and an add, twice,
+    so one vector holds one sum a row, stored to ``dst``.  float32 and
+    bfloat16 rows' loads are joined into a lane-wise maximum of bits (see
+    magnitude_join), returned as one
     value: a maximum kept in the loop, not in memory between calls, whose
     every step waited on the last one's store (rows of 4 values 1.8x the
     time of the plain sums).
@@ -3274,8 +3275,8 @@ def short_certified(a, b, buf, off, run, tok):
     ``53 - p - 4`` for rows of 9 to 16 and ``53 - p - 5`` for rows of 17
     to 32, sums exactly in float64 whatever its values: at most 8 (16, 32)
     multiples of the smallest one's last bit, each under 2**(span + p) of
-    it.  Before, those zero sums took the second pass
-    (past 16 a call, the whole reduction: 3x the time).
+    it.  Before, those zero sums took the second pass (past 16 a call, the
+    whole reduction: 3x the time).
     """
 
 
