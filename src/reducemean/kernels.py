@@ -762,11 +762,11 @@ def _short_serial_for(run):
 #: length are unrolled and LLVM vectorises the loop across rows, each
 #: row's values still added in order (the same sums), up to 8 values
 #: (numerics.LITERAL_ROWS_MAX); from 9 the types of numerics.short_sums
-#: take it, and the others keep the loop of any length.  Held in cache, one thread, (32768, n) ns a row,
-#: run-time length -> literal: float32 n = 5 3.5 -> 0.71, 7 5.5 -> 0.94;
-#: float64 5 to 7 5.7-7.3 -> 1.2-1.7; int32 5 and 7 1.8 and 2.6 -> 0.39
-#: and 0.53; uint8 1.45 and 1.8 -> 0.22 and 0.42; float16 and bfloat16
-#: rows of 5 to 7 4.0-5.5 -> 0.68-1.1.
+#: take it, and the others keep the loop of any length.  Held in cache,
+#: one thread, (32768, n) ns a row, run-time length -> literal: float32
+#: n = 5 3.5 -> 0.71, 7 5.5 -> 0.94; float64 5 to 7 5.7-7.3 -> 1.2-1.7;
+#: int32 5 and 7 1.8 and 2.6 -> 0.39 and 0.53; uint8 1.45 and 1.8 -> 0.22
+#: and 0.42; float16 and bfloat16 rows of 5 to 7 4.0-5.5 -> 0.68-1.1.
 SHORT_KERNELS = {run: f"short_serial_{run}" for run in range(2, 33)}
 for _run in SHORT_KERNELS:
     globals()[SHORT_KERNELS[_run]] = _short_serial_for(_run)

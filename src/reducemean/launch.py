@@ -352,7 +352,7 @@ def _family(plan, buf, tok):
     a float32 mean in float64, ``dtype=np.float64``, or a second pass) are
     the row loop's, as other rows of those lengths are."""
     if plan.family == "short" and plan.count >= SHORT_RUN and not short_vec_reads(
-            buf.dtype, tok.dtype):
+            buf, tok, plan.count):
         return "inner"
     return plan.family
 

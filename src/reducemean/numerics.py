@@ -2185,19 +2185,6 @@ def _short_kind(buf, tok):
     return kind
 
 
-def short_vec_reads(storage, token):
-    """Whether numpy dtypes ``storage`` read by a token of ``token`` take :func:`short_sums`.
-
-    :func:`_step2_kind` of the Numba types, for the launcher, which holds
-    arrays (plain reads: a signed integer token).
-    """
-    if token.kind != "i":
-        return False
-    if storage == np.float32 or storage == np.int32:
-        return True
-    return storage == np.uint16 and (token == np.int32 or (token == np.int16 and F16C))
-
-
 def _step2_kind(buf, tok):
     """Which :data:`_STEP2_READ` loop serves ``buf`` read by ``tok``, or None."""
     if not (isinstance(buf, types.Array) and buf.ndim == 1 and buf.layout == "C"):
@@ -3145,6 +3132,12 @@ def literal_rows(run):
     """Whether rows of the literal length ``run`` (a Numba type) are unrolled for LLVM to
     vectorise across rows (see :data:`LITERAL_ROWS_MAX`)."""
     return isinstance(run, types.IntegerLiteral) and run.literal_value <= LITERAL_ROWS_MAX
+
+
+def short_vec_reads(buf, tok, run):
+    """:func:`short_vec` for the arrays ``buf`` and ``tok`` and the row length ``run``, as the
+    kernels will type them (for the launcher)."""
+    return short_vec(typeof(buf), typeof(tok), types.literal(run))
 
 
 @intrinsic

@@ -556,11 +556,10 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
                                  span * (itemsize // unit)) and _block(merged) is None
                         and _runs_block(merged, count, nout) is None):
                     family = "inner"
-            elif reduced[0][1] == 1 and kept[0][1:] == (reduced[0][0], 1):
+            elif _end_to_end(kept, reduced):
                 family = "short"
-        elif (lanes and unit == 1 and itemsize <= 4 and len(kept) == 1 and len(reduced) == 1
-              and reduced[0][1] == 1 and reduced[0][0] <= SHORT_VEC_ROWS
-              and kept[0][1:] == (reduced[0][0], 1) and nout >= SHORT_VEC_ROWS_MIN):
+        elif (_end_to_end(kept, reduced) and lanes and unit == 1 and itemsize <= 4
+              and count <= SHORT_VEC_ROWS and nout >= SHORT_VEC_ROWS_MIN):
             family = "short"
     if (not flip_kept and family == "outer" and kept[-1][1] < 0 and count >= FLIP_ROWS
             and count * nout >= FLIP_MIN):
@@ -827,6 +826,12 @@ def _narrow_innermost(kept, count, seq, itemsize, unit, span):
             and (count <= NARROW_KEPT_ROWS if seq.endswith("RK") else (
                 count <= NARROW_KEPT_ROWS or abs(kept[-1][1]) != 1)
                 and _walks_cheaply(kept[-1][0], count, kept[-2][1], span, itemsize // unit)))
+
+
+def _end_to_end(kept, reduced):
+    """Whether a plan's rows are contiguous runs one after another (one kept dim, one reduced)."""
+    return (len(kept) == 1 and len(reduced) == 1 and reduced[0][1] == 1
+            and kept[0][1:] == (reduced[0][0], 1))
 
 
 def _short_pairs(kept, reduced, count, seq, itemsize, span):
