@@ -56,8 +56,8 @@ from numba.extending import overload
 
 from .cacheload import adopt
 from .numerics import (
-    PAIR_BLOCK, add_value, col_add, col_add8, has_pair_sum, is_16bit, least, merge, most,
-    literal_rows, opaque_one, pair_sum,
+    PAIR_BLOCK, add_value, bounded, col_add, col_add8, has_pair_sum, is_16bit, least, merge,
+    most, literal_rows, opaque_one, pair_sum,
     run_parts, run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_rows_short,
     run_sum,
     SHORT_VEC_STEP, magnitude_join, magnitude_zero, short_add, short_certified,
@@ -402,11 +402,12 @@ _short_rows_jit = njit(**_HELPER)(_short_rows)
 
 
 def _short_rows_any(buf, out, tok, base, lo, hi, run):
-    # rows of 9 to 15 values of the types (or reads) short_sums does not
-    # serve, which a literal length would have LLVM gather
-    # (numerics.LITERAL_ROWS_MAX): the loop of any length.  Rows of 16 to
-    # 32 of those types are not short plans (plan.SHORT_VEC_ROWS), nor
-    # taken as such by reads short_sums does not serve (launch._family).
+    # rows of 11 and 13 values (and 9 to 15 of bounded reads) of the types
+    # (or reads) short_sums does not serve, which a literal length would
+    # have LLVM gather (numerics.LITERAL_ROWS_MAX), and which have no parts
+    # (SHORT_PARTS): the loop of any length.  Rows of 16 to 32 of those
+    # types are not short plans (plan.SHORT_VEC_ROWS), nor taken as such by
+    # reads short_sums does not serve (launch._family).
     return _short_rows_jit(buf, out, tok, base, lo, hi, np.int64(run))
 
 
@@ -463,33 +464,66 @@ def _short_rows_vec(buf, out, tok, base, lo, hi, run):
     return bad
 
 
-def _short_rows_halves(buf, out, tok, base, lo, hi, run):
-    # Rows of 8 eight-byte values, each as its two halves of 4 and their
-    # states merged.  LLVM vectorised the loop over rows of 8 with gathers
-    # (a load per row a lane, 64 bytes apart), which read float64 (2**23,
-    # 8) over axis 1 at 1.7 GB/s on one thread, slower than numpy.mean;
-    # rows of 4 it loads whole and shuffles.  Halves of SHORT_VEC_STEP rows
-    # a step, their states held in a buffer for the loop of merges and
-    # stores.  Two threads, old and new alternating: float64 (2**23, 8)
-    # 3.4 -> 21 GB/s (6.3x; numpy.mean 3.8), uint64 3.3x, float64 (8192, 8)
-    # in cache 1.38x.
-    pa, pb = state_arrays(2 * SHORT_VEC_STEP, buf, tok)
-    bad = 0
-    one = opaque_one()
-    for o0 in range(lo, hi, SHORT_VEC_STEP):
-        m = least(SHORT_VEC_STEP, hi - o0)
-        k0 = base + o0 * run
-        for h in range(2 * m):
-            k = k0 + h * (run // 2)
-            a, b = short_zero(buf, tok)
-            for i in range(run // 2):
-                a, b = short_add(a, b, buf, np.uint64(k + i), tok, one)
-            pa[h] = a
-            pb[h] = b
-        for j in range(m):
-            a, b = merge(pa[2 * j], pb[2 * j], pa[2 * j + 1], pb[2 * j + 1], tok)
-            bad += store_short(out, np.uint64(o0 + j), a, b, run, buf, tok)
-    return bad
+def _short_rows_parts(part):
+    """The short-row loop for rows whose length (a literal) is a multiple of ``part``: each
+    row as its parts of ``part`` values, their states merged.
+
+    LLVM vectorises the loop over rows of a literal length with whole loads
+    and shuffles up to 8 values (numerics.LITERAL_ROWS_MAX), but gathers
+    rows of 8 eight-byte values, and of 9 or more of any type: float64
+    (2**23, 8) over axis 1 read 1.7 GB/s on one thread that way, slower
+    than numpy.mean, and the loop of any length left for 9 to 15 values is
+    a chain of adds a row.  The parts of rows one after another are rows
+    themselves, ``part`` values each, which it loads whole.  SHORT_VEC_STEP
+    rows a step, their parts' states held in a buffer for the loop of
+    merges and stores.  See :data:`SHORT_PARTS`.
+    """
+
+    def impl(buf, out, tok, base, lo, hi, run):
+        q = run // part
+        pa, pb = state_arrays(q * SHORT_VEC_STEP, buf, tok)
+        bad = 0
+        one = opaque_one()
+        for o0 in range(lo, hi, SHORT_VEC_STEP):
+            m = least(SHORT_VEC_STEP, hi - o0)
+            k0 = base + o0 * run
+            for h in range(q * m):
+                k = k0 + h * part
+                a, b = short_zero(buf, tok)
+                for i in range(part):
+                    a, b = short_add(a, b, buf, np.uint64(k + i), tok, one)
+                pa[h] = a
+                pb[h] = b
+            for j in range(m):
+                # the first two parts merged, not a zero state and then each:
+                # that chain cost float64 rows of 8 1.5x the time
+                a, b = merge(pa[q * j], pb[q * j], pa[q * j + 1], pb[q * j + 1], tok)
+                for r in range(2, q):
+                    a, b = merge(a, b, pa[q * j + r], pb[q * j + r], tok)
+                bad += store_short(out, np.uint64(o0 + j), a, b, run, buf, tok)
+        return bad
+
+    return impl
+
+
+#: The part length (see _short_rows_parts) of each row length summed in parts:
+#: rows of 8 eight-byte values, and of 9 to 15 values (11 and 13 have none) of
+#: the types and reads numerics.short_sums does not serve (float64, the
+#: integers but int32 and int64, bool, float32 read exactly).  Rows of 8 in
+#: halves, two threads, old and new alternating: float64 (2**23, 8) 3.4 -> 21
+#: GB/s (6.3x; numpy.mean 3.8), uint64 3.3x, float64 (8192, 8) in cache 1.38x.
+#: Rows of 9 to 15, old and new in alternating processes, held in cache, one
+#: thread, ns a row, the loop of any length -> parts: float64 (2**18 / n, n)
+#: rows of 9 to 15 8.5-13.5 -> 3.2-4.8 (2.3-2.9x), int16 1.4-2.6 -> 0.7-1.1,
+#: uint8 1.2-1.7 -> 0.7-1.5, uint32 1.5-2.6 -> 1.1-1.9, bool 1.3-1.9 ->
+#: 1.0-1.5; from memory, two threads (2**26 / n, n), float64 4.8-7.9 -> 3.0-5.6
+#: ns (1.4-1.7x), the narrower integers, bound by their float64 results'
+#: writes, 0.9-1.2x.  Other part lengths measured no faster (float64 rows of 12 as
+#: 3 parts of 4 the same, 4 of 3 1.15x the time; rows of 15 as 5 parts of 3
+#: 1.2x).  float64 rows of 16 to 32 in parts measured no faster than the row
+#: loop's pairs (0.7-2.3x the time), which they keep (plan.SHORT_VEC_ROWS).
+SHORT_PARTS = {8: 4, 9: 3, 10: 5, 12: 6, 14: 7, 15: 5}
+_PARTS = {part: _short_rows_parts(part) for part in set(SHORT_PARTS.values())}
 
 
 @overload(_short_fixed, prefer_literal=True, jit_options={"cache": True, "no_cfunc_wrapper": True})
@@ -498,9 +532,11 @@ def _short_fixed_impl(buf, out, tok, base, lo, hi, run):
         return _short_rows_redo
     if short_vec(buf, tok, run):
         return _short_rows_vec
-    if (buf.dtype.bitwidth == 64 and isinstance(run, types.IntegerLiteral)
-            and run.literal_value == 8):
-        return _short_rows_halves
+    if (isinstance(run, types.IntegerLiteral) and run.literal_value in SHORT_PARTS
+            and (buf.dtype.bitwidth == 64 or not literal_rows(run)) and not bounded(tok)):
+        # (bounded sums' marked rows are short_mend's, in _short_rows: float16
+        # without F16C, the only bounded reads short_sums does not serve)
+        return _PARTS[SHORT_PARTS[run.literal_value]]
     if not literal_rows(run):
         return _short_rows_any  # rows LLVM would gather, and lengths short_sums' alone
     return _short_rows
@@ -762,7 +798,8 @@ def _short_serial_for(run):
 #: length are unrolled and LLVM vectorises the loop across rows, each
 #: row's values still added in order (the same sums), up to 8 values
 #: (numerics.LITERAL_ROWS_MAX); from 9 the types of numerics.short_sums
-#: take it, and the others keep the loop of any length.  Held in cache,
+#: take it, the others their parts (SHORT_PARTS) or, for rows of 11 and
+#: 13, the loop of any length.  Held in cache,
 #: one thread, (32768, n) ns a row, run-time length -> literal: float32
 #: n = 5 3.5 -> 0.71, 7 5.5 -> 0.94; float64 5 to 7 5.7-7.3 -> 1.2-1.7;
 #: int32 5 and 7 1.8 and 2.6 -> 0.39 and 0.53; uint8 1.45 and 1.8 -> 0.22
