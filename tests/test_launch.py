@@ -273,13 +273,13 @@ def test_rows_of_kept_dims_that_do_not_merge_go_by_rows(spy, name):
 def test_short_rows_of_every_dtype_in_tasks(spy, name):
     # The short-row kernel writes a vector of results per step, from ranges
     # of rows that start anywhere: every row of lengths with vector steps
-    # of their own (4, 8 to 16 for float32, 16-bit floats and int32),
-    # literal lengths LLVM vectorises across rows (2, 3, 5, 7) or would
-    # gather (9 to 15 of the other types: in parts of 3 to 7 values, or
-    # for 13 the loop of any length; float64 rows of 8 in halves), against
+    # of their own (4, 8 to 16 for float32, 16-bit floats and int32; 7 to
+    # 16 for float64, compensated), literal lengths LLVM vectorises across
+    # rows (2, 3, 5, 7) or would gather (9 to 15 of the other types: in
+    # parts of 3 to 7 values, or for 13 the loop of any length), against
     # the exact mean of its integers.  Rows of 16 to 32 are short rows for
-    # float32, 16-bit and int32 values only (plan.SHORT_VEC_ROWS), the row
-    # loop's for the others.
+    # float32, 16-bit, int32 and float64 values only (plan.SHORT_VEC_ROWS,
+    # SHORT_F64_ROWS), the row loop's for the others.
     if name == "bfloat16":
         dtype = pytest.importorskip("ml_dtypes").bfloat16
     else:
@@ -293,8 +293,8 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
         got = reducemean.mean(x[:n].reshape(-1, run), axis=1)
         if launch.numba.get_num_threads() > 1:
             kernel = f"short_serial_{run}"  # a kernel of its own for each length
-            if run >= 16 and name not in ("float32", "float16", "bfloat16", "int32"):
-                kernel = "rows_paired" if name == "float64" else "rows_serial"
+            if run >= 16 and name not in ("float32", "float16", "bfloat16", "int32", "float64"):
+                kernel = "rows_serial"
             assert spy[-1] == kernel + " in tasks"
         assert got.dtype == rtype and got.shape == (n // run,)
         sums = wide[:n].reshape(-1, run).sum(axis=1)  # exact: small integers
@@ -307,7 +307,7 @@ def test_short_rows_of_every_dtype_in_tasks(spy, name):
             assert ulp_distance(got[o], Fraction(int(sums[o]), run), rtype) <= 0.5, (run, o)
 
 
-@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32"])
+@pytest.mark.parametrize("name", ["float32", "float16", "bfloat16", "int32", "float64"])
 @pytest.mark.parametrize("run", [2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 21, 32])
 def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
     # Rows of 4 and 8 to 32 values of these types are summed four rows to a
@@ -316,11 +316,13 @@ def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
     # lengths are unrolled, and LLVM vectorises across them.  Fewer than 64
     # rows take the general kernel, or rows of 16 or more the row loop,
     # which is not a short plan's there (rows of 2 and 3 keep theirs);
-    # int32 rows are summed in float64 (numerics.short_add).  Row counts
-    # that leave a tail, serially and in
-    # tasks (whose ranges start anywhere), values across many binades
-    # (float64 sums them exactly), int32 sums past 2**32 and non-finite
-    # rows, against exact sums and means.
+    # int32 rows are summed in float64 (numerics.short_add), float64 rows
+    # of 7 to 32 four rows to a vector too, compensated
+    # (numerics.short_sums_f64).  Row counts that leave a tail, serially
+    # and in tasks (whose ranges start anywhere), values across many
+    # binades (float64 sums them exactly: float64 values of float32's
+    # precision), int32 sums past 2**32 and non-finite rows, against exact
+    # sums and means.
     dtype = BFLOAT16 if name == "bfloat16" else np.dtype(name)
     if dtype is None:
         pytest.skip("ml_dtypes is not installed")
@@ -335,7 +337,7 @@ def test_short_rows_across_the_range_serially_and_in_tasks(spy, name, run):
             # (in [2**-13, 2**11], thirty-two)
             scale = 2.0 ** rng.integers(-12, 13 if run <= 16 else 12, (rows, run))
             mag = rng.uniform(0.5, 1.0, (rows, run)) * rng.choice([-1.0, 1.0], (rows, run))
-            x = (mag * scale).astype(dtype)
+            x = (mag * scale).astype(np.float32 if name == "float64" else dtype).astype(dtype)
             x[5, 1] = np.nan
             x[6, 0] = np.inf
             x[7, :2] = [np.inf, -np.inf]

@@ -1505,12 +1505,14 @@ def _check_integer_valued_mean(a, axis):
             assert (err <= np.spacing(np.abs(g)).astype(np.float64)).all()
 
 
-@pytest.mark.parametrize("run", [8, 9, 10, 12, 14, 15])
+@pytest.mark.parametrize("run", [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 32])
 @pytest.mark.parametrize("rows", [64, 100, 4097, 40001])  # one step, a short last one, tasks
-def test_rows_of_wide_values_in_parts_give_exact_means(rows, run):
-    # float64 and uint64 rows of 8 to 15 values but 11 and 13 are summed as
-    # parts of 3 to 7 values, whose states are merged (kernels.SHORT_PARTS).
-    # Against exact means (Fractions, Python ints), as the contract has it:
+def test_short_rows_of_wide_values_give_exact_means(rows, run):
+    # float64 rows of 7 to 32 values are summed four rows to a vector,
+    # compensated (numerics.short_sums_f64), uint64 rows of 8 to 15 but 11
+    # and 13 as parts of 3 to 7 values, whose states are merged
+    # (kernels.SHORT_PARTS), and its others by the loop of any length or
+    # the row loop.  Against exact means (Fractions, Python ints), as the contract has it:
     # float64 of mixed magnitudes, some rows cancelling to far below their
     # values, within 1 ulp or numpy's own error on the row, or else within
     # the compensated sum's own bound, 2**-100 of the mean magnitude (its

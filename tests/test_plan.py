@@ -180,12 +180,15 @@ def test_only_contiguous_short_rows_take_the_short_family(view, family):
     (np.uint16, (4096, 16), np.s_[:], True, "short"),  # float16 and bfloat16 storage
     (np.uint16, (4096, 16), np.s_[:], False, "inner"),  # float16 without F16C
     (np.int8, (4096, 16), np.s_[:], False, "inner"),  # other integers
-    (np.float64, (4096, 16), np.s_[:], True, "inner"),  # eight-byte values
+    (np.float64, (4096, 16), np.s_[:], True, "short"),  # float64 too (plan.SHORT_F64_ROWS)
+    (np.int64, (4096, 16), np.s_[:], False, "inner"),  # other eight-byte values
     (np.complex64, (4096, 16), np.s_[:], False, "outer"),  # float32 pairs (plan.PAIRS_SHORT)
     (np.float32, (4096, 17), np.s_[:], True, "short"),  # rows of 17 to 32 too
     (np.int32, (4096, 32), np.s_[:], True, "short"),
     (np.float32, (4096, 33), np.s_[:], True, "inner"),  # longer: the row loop
-    (np.float64, (4096, 24), np.s_[:], True, "inner"),
+    (np.float64, (4096, 32), np.s_[:], True, "short"),
+    (np.float64, (4096, 33), np.s_[:], True, "inner"),
+    (np.float64, (63, 24), np.s_[:], True, "inner"),
     (np.float32, (4096, 32), np.s_[:, :16], True, "inner"),  # rows apart
     (np.float32, (4096, 16), np.s_[::2], True, "inner"),
     (np.float32, (64, 64, 16), np.s_[:], True, "inner"),  # over two dims: runs of 1024
@@ -194,7 +197,7 @@ def test_rows_of_16_to_32_are_short_plans_for_vector_lane_types(dtype, shape, vi
                                                                 family):
     # plan.SHORT_VEC_ROWS: contiguous rows of 16 to 32 values one after
     # another, from a vector step of rows, for float32, 16-bit and int32
-    # storage.
+    # storage, and float64's (plan.SHORT_F64_ROWS).
     a = np.empty(shape, dtype)[view]
     p = _plan(a, (-1,) if a.ndim == 2 else (1, 2), pairs=a.dtype.kind == "c", lanes=lanes)
     assert p.family == family

@@ -62,8 +62,8 @@ from .numerics import (
     run_sum,
     SHORT_VEC_STEP, magnitude_join, magnitude_zero, short_add, short_certified,
     short_clear, short_exact, short_mend, short_negative, short_poisoned, short_state, short_sums,
-    short_vec, short_zero, stack_f64, state_arrays, step2_columns, store, store_block, store_short,
-    superset_arrays, superset_columns, superset_keep, token_step, wide_int_states, widen,
+    short_sums_f64, short_vec, short_vec_f64, short_zero, stack_f64, state_arrays, step2_columns,
+    store, store_block, store_short, superset_arrays, superset_columns, superset_keep, token_step, wide_int_states, widen,
     zero_state,
 )
 from .tasks import borrow, call_task, keep, run_tasks
@@ -464,6 +464,35 @@ def _short_rows_vec(buf, out, tok, base, lo, hi, run):
     return bad
 
 
+_TWO_STEPS = 2 * SHORT_VEC_STEP  # (a literal for stack_f64)
+
+
+def _short_rows_vec64(buf, out, tok, base, lo, hi, run):
+    # Plain float64 rows of 7 to 32 values: SHORT_VEC_STEP rows' states a
+    # step, four rows to a vector with compensation (numerics.short_sums_f64,
+    # SHORT_F64_RUNS), then their stores in one loop.  The last rows of a
+    # range go into the same buffer one by one (add_value's states).
+    sums = stack_f64(_TWO_STEPS)
+    bad = 0
+    one = opaque_one()
+    for o in range(lo, hi, SHORT_VEC_STEP):
+        m = hi - o
+        if m >= SHORT_VEC_STEP:
+            m = SHORT_VEC_STEP
+            short_sums_f64(buf, base + o * run, run, sums, tok)
+        else:
+            for j in range(m):
+                a, b = short_zero(buf, tok)
+                for i in range(run):
+                    a, b = short_add(a, b, buf, np.uint64(base + (o + j) * run + i), tok, one)
+                sums[j] = a
+                sums[SHORT_VEC_STEP + j] = b
+        for j in range(m):
+            bad += store_short(out, np.uint64(o + j), sums[j], sums[SHORT_VEC_STEP + j], run,
+                               buf, tok)
+    return bad
+
+
 def _short_rows_parts(part):
     """The short-row loop for rows whose length (a literal) is a multiple of ``part``: each
     row as its parts of ``part`` values, their states merged.
@@ -508,20 +537,21 @@ def _short_rows_parts(part):
 
 #: The part length (see _short_rows_parts) of each row length summed in parts:
 #: rows of 8 eight-byte values, and of 9 to 15 values (11 and 13 have none) of
-#: the types and reads numerics.short_sums does not serve (float64, the
-#: integers but int32 and int64, bool, float32 read exactly).  Rows of 8 in
-#: halves, two threads, old and new alternating: float64 (2**23, 8) 3.4 -> 21
-#: GB/s (6.3x; numpy.mean 3.8), uint64 3.3x, float64 (8192, 8) in cache 1.38x.
-#: Rows of 9 to 15, old and new in alternating processes, held in cache, one
-#: thread, ns a row, the loop of any length -> parts: float64 (2**18 / n, n)
-#: rows of 9 to 15 8.5-13.5 -> 3.2-4.8 (2.3-2.9x), int16 1.4-2.6 -> 0.7-1.1,
-#: uint8 1.2-1.7 -> 0.7-1.5, uint32 1.5-2.6 -> 1.1-1.9, bool 1.3-1.9 ->
-#: 1.0-1.5; from memory, two threads (2**26 / n, n), float64 4.8-7.9 -> 3.0-5.6
-#: ns (1.4-1.7x), the narrower integers, bound by their float64 results'
-#: writes, 0.9-1.2x.  Other part lengths measured no faster (float64 rows of 12 as
-#: 3 parts of 4 the same, 4 of 3 1.15x the time; rows of 15 as 5 parts of 3
-#: 1.2x).  float64 rows of 16 to 32 in parts measured no faster than the row
-#: loop's pairs (0.7-2.3x the time), which they keep (plan.SHORT_VEC_ROWS).
+#: the types and reads numerics.short_sums and short_sums_f64 do not serve
+#: (uint64, the integers narrower than int32, uint32, bool, float64 and float32
+#: read scaled or exactly).  Rows of 8 in halves, two threads, old and new
+#: alternating: float64 (2**23, 8) 3.4 -> 21 GB/s (6.3x; numpy.mean 3.8),
+#: uint64 3.3x, float64 (8192, 8) in cache 1.38x. Rows of 9 to 15, old and new
+#: in alternating processes, held in cache, one thread, ns a row, the loop of
+#: any length -> parts: float64 (2**18 / n, n) rows of 9 to 15 8.5-13.5 ->
+#: 3.2-4.8 (2.3-2.9x), int16 1.4-2.6 -> 0.7-1.1, uint8 1.2-1.7 -> 0.7-1.5,
+#: uint32 1.5-2.6 -> 1.1-1.9, bool 1.3-1.9 -> 1.0-1.5; from memory, two threads
+#: (2**26 / n, n), float64 4.8-7.9 -> 3.0-5.6 ns (1.4-1.7x), the narrower
+#: integers, bound by their float64 results' writes, 0.9-1.2x.  Other part
+#: lengths measured no faster (float64 rows of 12 as 3 parts of 4 the same, 4
+#: of 3 1.15x the time; rows of 15 as 5 parts of 3 1.2x).  float64 rows of 16
+#: to 32 in parts measured no faster than the row loop's pairs (0.7-2.3x the
+#: time); plain float64 rows of 7 to 32 are short_sums_f64's since.
 SHORT_PARTS = {8: 4, 9: 3, 10: 5, 12: 6, 14: 7, 15: 5}
 _PARTS = {part: _short_rows_parts(part) for part in set(SHORT_PARTS.values())}
 
@@ -532,6 +562,8 @@ def _short_fixed_impl(buf, out, tok, base, lo, hi, run):
         return _short_rows_redo
     if short_vec(buf, tok, run):
         return _short_rows_vec
+    if short_vec_f64(buf, tok, run):
+        return _short_rows_vec64
     if (isinstance(run, types.IntegerLiteral) and run.literal_value in SHORT_PARTS
             and (buf.dtype.bitwidth == 64 or not literal_rows(run)) and not bounded(tok)):
         # (bounded sums' marked rows are short_mend's, in _short_rows: float16

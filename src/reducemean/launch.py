@@ -347,10 +347,11 @@ def parts_kernels(plan):
 
 
 def _family(plan, buf, tok):
-    """``plan.family``, but rows of SHORT_RUN values or more (plan.SHORT_VEC_ROWS) that
-    ``tok``'s reads would not sum four rows to a vector (numerics.short_sums:
-    a float32 mean in float64, ``dtype=np.float64``, or a second pass) are
-    the row loop's, as other rows of those lengths are."""
+    """``plan.family``, but rows of SHORT_RUN values or more (plan.SHORT_VEC_ROWS,
+    SHORT_F64_ROWS) that ``tok``'s reads would not sum four rows to a vector
+    (numerics.short_sums and short_sums_f64: a float32 mean in float64,
+    ``dtype=np.float64``, or a second pass) are the row loop's, as other
+    rows of those lengths are."""
     if plan.family == "short" and plan.count >= SHORT_RUN and not short_vec_reads(
             buf, tok, plan.count):
         return "inner"

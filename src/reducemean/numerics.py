@@ -3135,9 +3135,10 @@ def literal_rows(run):
 
 
 def short_vec_reads(buf, tok, run):
-    """:func:`short_vec` for the arrays ``buf`` and ``tok`` and the row length ``run``, as the
-    kernels will type them (for the launcher)."""
-    return short_vec(typeof(buf), typeof(tok), types.literal(run))
+    """:func:`short_vec` or :func:`short_vec_f64` for the arrays ``buf`` and ``tok`` and the
+    row length ``run``, as the kernels will type them (for the launcher)."""
+    buf, tok, run = typeof(buf), typeof(tok), types.literal(run)
+    return short_vec(buf, tok, run) or short_vec_f64(buf, tok, run)
 
 
 @intrinsic
@@ -3153,6 +3154,111 @@ def short_sums(typingctx, buf, off, run, dst, tok):
         return None
     sig = types.int64(buf, off, run, dst, tok)
     inner = _row_sums_codegen(_step2_kind(buf, tok), run.literal_value)
+
+    def codegen(context, builder, sig, args):
+        args = list(args)
+        args[1] = context.cast(builder, args[1], sig.args[1], types.int64)  # never negative
+        return inner(context, builder, sig, args)
+
+    return sig, codegen
+
+
+#: Row lengths whose plain float64 rows :func:`short_sums_f64` sums four
+#: rows to a vector, compensated.  Before, rows of 7 were LLVM's loop
+#: across rows, of 8 to 15 (but 11 and 13) parts of 3 to 7 values, of 11
+#: and 13 one chain of adds a row, and of 16 to 32 the row loop, two rows
+#: a call.  Old and new in alternating processes, ns a row: held in cache,
+#: one thread, (2**18 / n, n): rows of 7 4.3-6.0 -> 2.5-3.0, 8 3.1-4.1 ->
+#: 2.2-2.9, 9 to 15 in parts 3.7-5.4 -> 3.3-5.0, 11 and 13 10.4-15.0 ->
+#: 3.3-4.5, 16 to 32 12.5-16.7 -> 4.0-9.8; from memory, two threads,
+#: (2**26 / n, n): 7 and 8 1.2-1.3x faster, 9 to 13 1.9-2.3x, 16 and 20
+#: 1.1-2.0x, 24 to 32 0.79-1.43x (24-40 GB/s either way: memory bounds
+#: both).  Rows of 4 to 6 keep LLVM's loop (5 and 6 took 1.06-1.3x its
+#: time in cache).
+SHORT_F64_RUNS = tuple(range(7, 33))
+
+
+def short_vec_f64(buf, tok, run):
+    """Whether rows of ``run`` values of ``buf`` read by ``tok`` (Numba types) take
+    :func:`short_sums_f64`: plain float64 reads and a literal length in SHORT_F64_RUNS."""
+    return (isinstance(run, types.IntegerLiteral) and run.literal_value in SHORT_F64_RUNS
+            and plain_f64(buf, tok))
+
+
+def _row_sums_f64_codegen(run):
+    """Code for :func:`short_sums_f64`: SHORT_VEC_STEP rows of ``run`` float64 values.
+
+    As :func:`_row_sums_codegen`, four rows a loop step (``run`` vector
+    loads of four values, each row's vectors taken with the lanes outside
+    it as -0.0), but every add is TwoSum's (:func:`_vec_compensated`), its
+    exact error added to an error vector: each row's vectors into a sum and
+    an error vector, then pairs of rows across lanes, twice.  The sums go
+    to ``dst[0:SHORT_VEC_STEP]``, the errors after them.
+    """
+
+    def shuffled(builder, x, y, order):
+        return builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32_T, 4), order))
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        i64 = ir.IntType(64)
+        align = 8 if sig.args[0].aligned else 1
+        one = _vec_one(builder)
+        one = None if one is None else _halves(builder, one)[0]
+        zero = ir.Constant(_V4, None)
+        first = builder.gep(ary.data, [args[1]])
+        g, entry, head, body, done = _loop(builder, "rows64")
+        builder.cbranch(builder.icmp_signed("<", g, ir.Constant(i64, SHORT_VEC_STEP // 4)),
+                        body, done)
+        builder.position_at_end(body)
+        base = builder.gep(first, [builder.mul(g, ir.Constant(i64, 4 * run))])
+        vecs = [builder.load(builder.bitcast(builder.gep(base, [ir.Constant(i64, 4 * k)]),
+                                             _V4.as_pointer()), align=align) for k in range(run)]
+        rows = []
+        for r in range(4):
+            parts = [_row_lanes(builder, vecs, k, r * run, (r + 1) * run)
+                     for k in range(r * run // 4, -(-(r + 1) * run // 4))]
+            sv, cv = parts[0], zero
+            for v in parts[1:]:
+                sv, cv = _vec_compensated(builder, sv, cv, v, one)
+            rows.append((sv, cv))
+
+        def across(x, y, lo, hi):
+            """The pairs of lanes ``lo`` and ``hi`` of the states ``x`` and ``y`` added."""
+            (sx, cx), (sy, cy) = x, y
+            t, c = _vec_compensated(builder, shuffled(builder, sx, sy, lo), zero,
+                                    shuffled(builder, sx, sy, hi), one)
+            return t, builder.fadd(c, builder.fadd(shuffled(builder, cx, cy, lo),
+                                                   shuffled(builder, cx, cy, hi)))
+
+        pair = [across(rows[r], rows[r + 1], [0, 4, 2, 6], [1, 5, 3, 7]) for r in (0, 2)]
+        sums, errs = across(pair[0], pair[1], [0, 1, 4, 5], [2, 3, 6, 7])
+        # a sum that starts at +0.0, as numpy's does: a row of -0.0 means +0.0
+        sums = builder.fadd(sums, ir.Constant(_V4, [0.0] * 4))
+        dst = builder.gep(args[3], [builder.mul(g, ir.Constant(i64, 4))])
+        builder.store(sums, builder.bitcast(dst, _V4.as_pointer()), align=8)
+        dst = builder.gep(dst, [ir.Constant(i64, SHORT_VEC_STEP)])
+        builder.store(errs, builder.bitcast(dst, _V4.as_pointer()), align=8)
+        g.add_incoming(builder.add(g, ir.Constant(i64, 1)), builder.basic_block)
+        builder.branch(head)
+        builder.position_at_end(done)
+        return ir.Constant(i64, 0)
+
+    return codegen
+
+
+@intrinsic
+def short_sums_f64(typingctx, buf, off, run, dst, tok):
+    """The states of SHORT_VEC_STEP rows of ``run`` plain float64 values from ``buf[off]``.
+
+    ``dst`` is a pointer to 2 * SHORT_VEC_STEP float64s (:func:`stack_f64`):
+    row ``j``'s state is ``(dst[j], dst[SHORT_VEC_STEP + j])``, a sum and
+    its compensation.  Returns 0.  See :func:`short_vec_f64`.
+    """
+    if not (short_vec_f64(buf, tok, run) and isinstance(off, types.Integer)):
+        return None
+    sig = types.int64(buf, off, run, dst, tok)
+    inner = _row_sums_f64_codegen(run.literal_value)
 
     def codegen(context, builder, sig, args):
         args = list(args)

@@ -53,6 +53,12 @@ SHORT_VEC_ROWS = 32
 #: vector step's (numerics.SHORT_VEC_STEP).  Fewer would take
 #: short_serial's loop of any length, a chain of adds a row.
 SHORT_VEC_ROWS_MIN = 64
+#: float64 rows of SHORT_RUN to this many values, from SHORT_VEC_ROWS_MIN
+#: rows, are short plans too: four rows' compensated sums a vector
+#: (numerics.short_sums_f64, SHORT_F64_RUNS), where the row loop's pairs
+#: took 1.9-3x the time in cache (one thread) and about the same from
+#: memory from rows of 24.
+SHORT_F64_ROWS = 32
 #: Contiguous columns narrower than this, over spans of at least FOLD_MIN
 #: values, are folded from wider rows (see reducemean.fold): the fold costs
 #: a few kernel calls, about 10 us, and measured slower up to 4096 values
@@ -558,8 +564,8 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
                     family = "inner"
             elif _end_to_end(kept, reduced):
                 family = "short"
-        elif (_end_to_end(kept, reduced) and lanes and unit == 1 and itemsize <= 4
-              and count <= SHORT_VEC_ROWS and nout >= SHORT_VEC_ROWS_MIN):
+        elif (_end_to_end(kept, reduced) and lanes and unit == 1 and nout >= SHORT_VEC_ROWS_MIN
+              and count <= (SHORT_VEC_ROWS if itemsize <= 4 else SHORT_F64_ROWS)):
             family = "short"
     if (not flip_kept and family == "outer" and kept[-1][1] < 0 and count >= FLIP_ROWS
             and count * nout >= FLIP_MIN):
