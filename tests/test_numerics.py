@@ -672,7 +672,7 @@ def _truncated(s, n):
 
 
 @pytest.mark.parametrize("name", ["int64", "uint64", "int32", "uint32", "int8", "uint16"])
-@pytest.mark.parametrize("run", [2, 3, 4, 8, 13])
+@pytest.mark.parametrize("run", [2, 3, 4, 8, 9, 10, 12, 13, 15])  # 9-15: parts (kernels.SHORT_PARTS)
 def test_short_integer_rows_divide_once_below_2_53_and_finish_exactly_above(name, run):
     # Short rows divide their exact sum once when it is below 2**53, for a
     # float mean and for the operators' truncated integer mean alike; a
@@ -697,7 +697,10 @@ def test_short_integer_rows_divide_once_below_2_53_and_finish_exactly_above(name
         assert got.dtype == np.float64 and got_int.dtype == x.dtype
         for o in range(x.shape[0]):
             s = sum(int(v) for v in x[o])
-            assert got[o] == float(Fraction(s, run)), (regime, o)  # correctly rounded
+            if name == "uint64" and regime == "whole":  # sums past 2**64: the contract's 1 ulp
+                assert ulp_distance(got[o], Fraction(s, run), np.float64) <= 1, (regime, o)
+            else:
+                assert got[o] == float(Fraction(s, run)), (regime, o)  # correctly rounded
             assert int(got_int[o]) == _truncated(s, run), (regime, o)
 
 

@@ -57,14 +57,13 @@ from numba.extending import overload
 from .cacheload import adopt
 from .numerics import (
     PAIR_BLOCK, add_value, bounded, col_add, col_add8, has_pair_sum, is_16bit, least, merge,
-    most, literal_rows, opaque_one, pair_sum,
-    run_parts, run_parts_rows, run_parts_step2, run_parts_strided, run_rows, run_rows_short,
-    run_sum,
-    SHORT_VEC_STEP, magnitude_join, magnitude_zero, short_add, short_certified,
-    short_clear, short_exact, short_mend, short_negative, short_poisoned, short_state, short_sums,
-    short_sums_f64, short_vec, short_vec_f64, short_zero, stack_f64, state_arrays, step2_columns,
-    store, store_block, store_short, superset_arrays, superset_columns, superset_keep, token_step, wide_int_states, widen,
-    zero_state,
+    most, literal_rows, opaque_one, pair_sum, run_parts, run_parts_rows, run_parts_step2,
+    run_parts_strided, run_rows, run_rows_short, run_sum, SHORT_VEC_STEP, magnitude_join,
+    magnitude_zero, short_add, short_certified, short_clear, short_exact, short_mend,
+    short_merge, short_negative, short_poisoned, short_state, short_sums, short_sums_f64,
+    short_vec, short_vec_f64, short_zero, stack_f64, state_arrays, step2_columns, store,
+    store_block, store_short, superset_arrays, superset_columns, superset_keep, token_step,
+    wide_int_states, widen, zero_state,
 )
 from .tasks import borrow, call_task, keep, run_tasks
 
@@ -526,9 +525,9 @@ def _short_rows_parts(part):
             for j in range(m):
                 # the first two parts merged, not a zero state and then each:
                 # that chain cost float64 rows of 8 1.5x the time
-                a, b = merge(pa[q * j], pb[q * j], pa[q * j + 1], pb[q * j + 1], tok)
+                a, b = short_merge(pa[q * j], pb[q * j], pa[q * j + 1], pb[q * j + 1], buf, tok)
                 for r in range(2, q):
-                    a, b = merge(a, b, pa[q * j + r], pb[q * j + r], tok)
+                    a, b = short_merge(a, b, pa[q * j + r], pb[q * j + r], buf, tok)
                 bad += store_short(out, np.uint64(o0 + j), a, b, run, buf, tok)
         return bad
 

@@ -4104,6 +4104,23 @@ def _short_add(a, b, buf, k, tok, one):
     return lambda a, b, buf, k, tok, one: add_value(a, b, buf, k, tok, one)
 
 
+def short_merge(a1, b1, a2, b2, buf, tok):
+    """:func:`merge` of two states of :func:`short_add`'s (parts of a short row of ``buf``).
+
+    Integers of 32 bits or fewer keep the plain sum in the low word, which
+    :func:`store_short` reads alone: their parts' sums are added there,
+    where :func:`merge` would carry a negative one's high bits into the
+    high word.
+    """
+
+
+@overload(short_merge, jit_options=_OVERLOAD_OPTS)
+def _short_merge(a1, b1, a2, b2, buf, tok):
+    if _family(buf, tok) in ("I", "U"):
+        return lambda a1, b1, a2, b2, buf, tok: (a1, b1 + b2)
+    return lambda a1, b1, a2, b2, buf, tok: merge(a1, b1, a2, b2, tok)
+
+
 def store_short(out, i, a, b, n, buf, tok):
     """:func:`store` for a state of fewer than 2**21 values of ``buf``.
 
