@@ -3029,6 +3029,22 @@ def _row_lanes(builder, vecs, k, lo, hi):
     return builder.select(keep, vecs[k], ir.Constant(_V4, [-0.0] * 4))
 
 
+def _row_step_loads(builder, first, g, run, vty, align):
+    """The ``run`` vector loads (``vty``, four values each) of step ``g`` of four rows of
+    ``run`` values from the pointer ``first``: four rows' values, one after another."""
+    i64 = ir.IntType(64)
+    base = builder.gep(first, [builder.mul(g, ir.Constant(i64, 4 * run))])
+    return [builder.load(builder.bitcast(builder.gep(base, [ir.Constant(i64, 4 * k)]),
+                                         vty.as_pointer()), align=align) for k in range(run)]
+
+
+def _row_vectors(builder, vecs, run, r):
+    """Row ``r``'s vectors of :func:`_row_step_loads`' (widened), each with the lanes of the
+    rows beside it as -0.0 (:func:`_row_lanes`)."""
+    return [_row_lanes(builder, vecs, k, r * run, (r + 1) * run)
+            for k in range(r * run // 4, -(-(r + 1) * run // 4))]
+
+
 def _row_sums_codegen(kind, run):
     """Code for :func:`short_sums`: SHORT_VEC_STEP rows of ``run`` (4, 8 to 32) values, their sums.
 
@@ -3065,13 +3081,10 @@ def _row_sums_codegen(kind, run):
         builder.cbranch(builder.icmp_signed("<", g, ir.Constant(i64, SHORT_VEC_STEP // 4)),
                         body, done)
         builder.position_at_end(body)
-        base = builder.gep(first, [builder.mul(g, ir.Constant(i64, 4 * run))])
-        loads = [builder.load(builder.bitcast(builder.gep(base, [ir.Constant(i64, 4 * k)]),
-                                              v4.as_pointer()), align=align) for k in range(run)]
+        loads = _row_step_loads(builder, first, g, run, v4, align)
         vecs = [builder.sitofp(v, _V4) if kind == "i32" else _step2_widen(builder, kind, v)
                 for v in loads]
-        vecs = [functools.reduce(builder.fadd, [_row_lanes(builder, vecs, k, r * run, (r + 1) * run)
-                                                for k in range(r * run // 4, -(-(r + 1) * run // 4))])
+        vecs = [functools.reduce(builder.fadd, _row_vectors(builder, vecs, run, r))
                 for r in range(4)]  # each row's vectors added in turn
         pair = [shuffle_add(builder, vecs[r], vecs[r + 1], [0, 4, 2, 6], [1, 5, 3, 7])
                 for r in (0, 2)]  # (a01 b01 a23 b23), (c01 d01 c23 d23)
@@ -3211,13 +3224,10 @@ def _row_sums_f64_codegen(run):
         builder.cbranch(builder.icmp_signed("<", g, ir.Constant(i64, SHORT_VEC_STEP // 4)),
                         body, done)
         builder.position_at_end(body)
-        base = builder.gep(first, [builder.mul(g, ir.Constant(i64, 4 * run))])
-        vecs = [builder.load(builder.bitcast(builder.gep(base, [ir.Constant(i64, 4 * k)]),
-                                             _V4.as_pointer()), align=align) for k in range(run)]
+        vecs = _row_step_loads(builder, first, g, run, _V4, align)
         rows = []
         for r in range(4):
-            parts = [_row_lanes(builder, vecs, k, r * run, (r + 1) * run)
-                     for k in range(r * run // 4, -(-(r + 1) * run // 4))]
+            parts = _row_vectors(builder, vecs, run, r)
             sv, cv = parts[0], zero
             for v in parts[1:]:
                 sv, cv = _vec_compensated(builder, sv, cv, v, one)
