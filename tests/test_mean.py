@@ -1511,15 +1511,15 @@ def test_short_rows_of_wide_values_give_exact_means(rows, run):
     # float64 rows of 7 to 32 values are summed four rows to a vector,
     # compensated (numerics.short_sums_f64), uint64 rows of 8 to 15 but 11
     # and 13 as parts of 3 to 7 values, whose states are merged
-    # (kernels.SHORT_PARTS), and its others by the loop of any length or
-    # the row loop.  Against exact means (Fractions, Python ints), as the contract has it:
-    # float64 of mixed magnitudes, some rows cancelling to far below their
-    # values, within 1 ulp or numpy's own error on the row, or else within
-    # the compensated sum's own bound, 2**-100 of the mean magnitude (its
-    # error is about 2**-106 of the sum of magnitudes, which a deep
-    # cancellation makes a few ulps of the mean, or all of it past 106
-    # bits: see README, Known gaps); uint64 near 2**64, whose sums need
-    # more than 64 bits, within 1 ulp.
+    # (kernels.SHORT_PARTS), and its other lengths by the loop of any
+    # length or the row loop.  Against exact means (Fractions, Python
+    # ints), as the contract has it: float64 of mixed magnitudes, some rows
+    # cancelling to far below their values, within 1 ulp or numpy's own
+    # error on the row, or else within the compensated sum's own bound,
+    # 2**-100 of the mean magnitude (its error is about 2**-106 of the sum
+    # of magnitudes, which a deep cancellation makes a few ulps of the
+    # mean, or all of it past 106 bits: see README, Known gaps); uint64
+    # near 2**64, whose sums need more than 64 bits, within 1 ulp.
     if rows == 40001 and run != 8:
         rows = 4099  # the tasks: one size is enough for the others
     rng = np.random.default_rng(rows * 31 + run)

@@ -402,11 +402,11 @@ _short_rows_jit = njit(**_HELPER)(_short_rows)
 
 def _short_rows_any(buf, out, tok, base, lo, hi, run):
     # rows of 11 and 13 values (and 9 to 15 of bounded reads) of the types
-    # (or reads) short_sums does not serve, which a literal length would
-    # have LLVM gather (numerics.LITERAL_ROWS_MAX), and which have no parts
-    # (SHORT_PARTS): the loop of any length.  Rows of 16 to 32 of those
-    # types are not short plans (plan.SHORT_VEC_ROWS), nor taken as such by
-    # reads short_sums does not serve (launch._family).
+    # (or reads) short_sums and short_sums_f64 do not serve, which a literal
+    # length would have LLVM gather (numerics.LITERAL_ROWS_MAX), and which
+    # have no parts (SHORT_PARTS): the loop of any length.  Rows of 16 to
+    # 32 of those types are not short plans (plan.SHORT_VEC_ROWS), nor
+    # taken as such by reads the vector sums do not serve (launch._family).
     return _short_rows_jit(buf, out, tok, base, lo, hi, np.int64(run))
 
 
@@ -829,8 +829,9 @@ def _short_serial_for(run):
 #: length are unrolled and LLVM vectorises the loop across rows, each
 #: row's values still added in order (the same sums), up to 8 values
 #: (numerics.LITERAL_ROWS_MAX); from 9 the types of numerics.short_sums
-#: take it, the others their parts (SHORT_PARTS) or, for rows of 11 and
-#: 13, the loop of any length.  Held in cache,
+#: take it (and plain float64 rows from 7 numerics.short_sums_f64), the
+#: others their parts (SHORT_PARTS) or, for rows of 11 and 13, the loop of
+#: any length.  Held in cache,
 #: one thread, (32768, n) ns a row, run-time length -> literal: float32
 #: n = 5 3.5 -> 0.71, 7 5.5 -> 0.94; float64 5 to 7 5.7-7.3 -> 1.2-1.7;
 #: int32 5 and 7 1.8 and 2.6 -> 0.39 and 0.53; uint8 1.45 and 1.8 -> 0.22
