@@ -3053,7 +3053,15 @@ def _row_sums_codegen(kind, run):
     each row's two to eight vectors are added first, a vector it shares
     with the next row taken with the other row's lanes as -0.0.  Pairs of
     rows are then summed across lanes by two shuffles and an add, twice,
-    so one vector holds one sum a row, stored to ``dst``.  float32 and
+    so one vector holds one sum a row, stored to ``dst``.  Rows of 4 go
+    eight a step, two rows to an eight-lane vector, so each level of
+    shuffles serves twice the rows (the same adds in the same order).  Old
+    and new in alternating processes, rows of 4 held in cache, one thread,
+    (65536, 4), ns a row: float32 0.79-0.94 -> 0.53-0.78, float16
+    0.76-0.87 -> 0.41-0.52, bfloat16 0.86-1.08 -> 0.78-1.08, int32
+    0.45-0.60 -> 0.31-0.41; from memory, two threads, (2**24, 4), six
+    pairs: float16 0.92-1.67x faster (five of six 1.24x or more), float32
+    0.76-1.23x, bfloat16 0.72-1.54x, int32 0.86-1.25x.  float32 and
     bfloat16 rows' loads are joined into a lane-wise maximum of bits (see
     magnitude_join), returned as one
     value: a maximum kept in the loop, not in memory between calls, whose
@@ -3070,6 +3078,11 @@ def _row_sums_codegen(kind, run):
             builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32_T, 4), first)),
             builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32_T, 4), second)))
 
+    def shuffle_add8(builder, x, y, first, second):
+        return builder.fadd(
+            builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32_T, 8), first)),
+            builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32_T, 8), second)))
+
     def codegen(context, builder, sig, args):
         ary = context.make_array(sig.args[0])(context, builder, args[0])
         i64 = ir.IntType(64)
@@ -3078,21 +3091,38 @@ def _row_sums_codegen(kind, run):
         g, entry, head, body, done = _loop(builder, "rows")
         top = builder.phi(lanes)
         top.add_incoming(ir.Constant(lanes, None), entry)
-        builder.cbranch(builder.icmp_signed("<", g, ir.Constant(i64, SHORT_VEC_STEP // 4)),
+        per = 8 if run == 4 else 4  # rows a step
+        builder.cbranch(builder.icmp_signed("<", g, ir.Constant(i64, SHORT_VEC_STEP // per)),
                         body, done)
         builder.position_at_end(body)
-        loads = _row_step_loads(builder, first, g, run, v4, align)
+        if run == 4:
+            two = builder.mul(g, ir.Constant(i64, 2))
+            loads = (_row_step_loads(builder, first, two, run, v4, align)
+                     + _row_step_loads(builder, first, builder.add(two, ir.Constant(i64, 1)),
+                                       run, v4, align))
+        else:
+            loads = _row_step_loads(builder, first, g, run, v4, align)
         vecs = [builder.sitofp(v, _V4) if kind == "i32" else _step2_widen(builder, kind, v)
                 for v in loads]
-        vecs = [functools.reduce(builder.fadd, _row_vectors(builder, vecs, run, r))
-                for r in range(4)]  # each row's vectors added in turn
-        pair = [shuffle_add(builder, vecs[r], vecs[r + 1], [0, 4, 2, 6], [1, 5, 3, 7])
-                for r in (0, 2)]  # (a01 b01 a23 b23), (c01 d01 c23 d23)
-        sums = shuffle_add(builder, pair[0], pair[1], [0, 1, 4, 5], [2, 3, 6, 7])
-        # a sum that starts at +0.0, as numpy's does: a row of -0.0 means +0.0
-        sums = builder.fadd(sums, ir.Constant(_V4, [0.0] * 4))
-        dst = builder.gep(args[3], [builder.mul(g, ir.Constant(i64, 4))])
-        builder.store(sums, builder.bitcast(dst, _V4.as_pointer()), align=8)
+        if run == 4:
+            vecs = [_joined(builder, vecs[r], vecs[r + 1]) for r in range(0, 8, 2)]
+            evens = list(range(0, 16, 2))
+            odds = list(range(1, 16, 2))
+            pair = [shuffle_add8(builder, vecs[r], vecs[r + 1], evens, odds) for r in (0, 2)]
+            sums = shuffle_add8(builder, pair[0], pair[1], evens, odds)
+            sums = builder.fadd(sums, ir.Constant(_V8, [0.0] * 8))
+            dst = builder.gep(args[3], [builder.mul(g, ir.Constant(i64, 8))])
+            builder.store(sums, builder.bitcast(dst, _V8.as_pointer()), align=8)
+        else:
+            vecs = [functools.reduce(builder.fadd, _row_vectors(builder, vecs, run, r))
+                    for r in range(4)]  # each row's vectors added in turn
+            pair = [shuffle_add(builder, vecs[r], vecs[r + 1], [0, 4, 2, 6], [1, 5, 3, 7])
+                    for r in (0, 2)]  # (a01 b01 a23 b23), (c01 d01 c23 d23)
+            sums = shuffle_add(builder, pair[0], pair[1], [0, 1, 4, 5], [2, 3, 6, 7])
+            # a sum that starts at +0.0, as numpy's does: a row of -0.0 means +0.0
+            sums = builder.fadd(sums, ir.Constant(_V4, [0.0] * 4))
+            dst = builder.gep(args[3], [builder.mul(g, ir.Constant(i64, 4))])
+            builder.store(sums, builder.bitcast(dst, _V4.as_pointer()), align=8)
         nxt = top
         if joined:  # a tree: one maximum a step on the loop's chain
             nxt = _umax(builder, top, _umax_tree(builder, [builder.bitcast(v, lanes)
@@ -3184,7 +3214,8 @@ def short_sums(typingctx, buf, off, run, dst, tok):
 #: one thread, (2**18 / n, n): rows of 7 4.3-6.0 -> 2.5-3.0, 8 3.1-4.1 ->
 #: 2.2-2.9, 9 to 15 in parts 3.7-5.4 -> 3.3-5.0, 11 and 13 10.4-15.0 ->
 #: 3.3-4.5, 16 to 32 12.5-16.7 -> 4.0-9.8; from memory, two threads,
-#: (2**26 / n, n): 7 and 8 1.2-1.3x faster, 9 to 13 1.9-2.3x, 16 and 20
+#: (2**26 / n, n), against the code before the parts: 7 and 8 1.2-1.3x
+#: faster, 9 to 13 (one chain of adds a row then) 1.9-2.3x, 16 and 20
 #: 1.1-2.0x, 24 to 32 0.79-1.43x (24-40 GB/s either way: memory bounds
 #: both).  Rows of 4 to 6 keep LLVM's loop (5 and 6 took 1.06-1.3x its
 #: time in cache).
