@@ -3105,12 +3105,14 @@ def _row_sums_codegen(kind, run):
         vecs = [builder.sitofp(v, _V4) if kind == "i32" else _step2_widen(builder, kind, v)
                 for v in loads]
         if run == 4:
+            # rows (0 1), (2 3), ...: each level adds lanes 2k and 2k + 1, so
+            # row r's sum is (x0 + x1) + (x2 + x3) in lane r, as below
             vecs = [_joined(builder, vecs[r], vecs[r + 1]) for r in range(0, 8, 2)]
             evens = list(range(0, 16, 2))
             odds = list(range(1, 16, 2))
             pair = [shuffle_add8(builder, vecs[r], vecs[r + 1], evens, odds) for r in (0, 2)]
             sums = shuffle_add8(builder, pair[0], pair[1], evens, odds)
-            sums = builder.fadd(sums, ir.Constant(_V8, [0.0] * 8))
+            sums = builder.fadd(sums, ir.Constant(_V8, [0.0] * 8))  # (+0.0: see below)
             dst = builder.gep(args[3], [builder.mul(g, ir.Constant(i64, 8))])
             builder.store(sums, builder.bitcast(dst, _V8.as_pointer()), align=8)
         else:
