@@ -3029,6 +3029,11 @@ def _row_lanes(builder, vecs, k, lo, hi):
     return builder.select(keep, vecs[k], ir.Constant(_V4, [-0.0] * 4))
 
 
+def _shuffled(builder, x, y, order):
+    """Lanes ``order`` of the vectors ``x`` and ``y`` side by side (``y``'s numbered after ``x``'s)."""
+    return builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32_T, len(order)), order))
+
+
 def _row_step_loads(builder, first, g, run, vty, align):
     """The ``run`` vector loads (``vty``, four values each) of step ``g`` of four rows of
     ``run`` values from the pointer ``first``: four rows' values, one after another."""
@@ -3074,14 +3079,7 @@ def _row_sums_codegen(kind, run):
     joined = kind not in _EXACT_ROWS
 
     def shuffle_add(builder, x, y, first, second):
-        return builder.fadd(
-            builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32_T, 4), first)),
-            builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32_T, 4), second)))
-
-    def shuffle_add8(builder, x, y, first, second):
-        return builder.fadd(
-            builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32_T, 8), first)),
-            builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32_T, 8), second)))
+        return builder.fadd(_shuffled(builder, x, y, first), _shuffled(builder, x, y, second))
 
     def codegen(context, builder, sig, args):
         ary = context.make_array(sig.args[0])(context, builder, args[0])
@@ -3092,39 +3090,31 @@ def _row_sums_codegen(kind, run):
         top = builder.phi(lanes)
         top.add_incoming(ir.Constant(lanes, None), entry)
         per = 8 if run == 4 else 4  # rows a step
+        vty = ir.VectorType(ir.DoubleType(), per)  # one sum a row
         builder.cbranch(builder.icmp_signed("<", g, ir.Constant(i64, SHORT_VEC_STEP // per)),
                         body, done)
         builder.position_at_end(body)
-        if run == 4:
-            two = builder.mul(g, ir.Constant(i64, 2))
-            loads = (_row_step_loads(builder, first, two, run, v4, align)
-                     + _row_step_loads(builder, first, builder.add(two, ir.Constant(i64, 1)),
-                                       run, v4, align))
-        else:
-            loads = _row_step_loads(builder, first, g, run, v4, align)
+        # (eight rows of 4 values are four rows of 8, one after another)
+        loads = _row_step_loads(builder, first, g, per * run // 4, v4, align)
         vecs = [builder.sitofp(v, _V4) if kind == "i32" else _step2_widen(builder, kind, v)
                 for v in loads]
         if run == 4:
             # rows (0 1), (2 3), ...: each level adds lanes 2k and 2k + 1, so
             # row r's sum is (x0 + x1) + (x2 + x3) in lane r, as below
             vecs = [_joined(builder, vecs[r], vecs[r + 1]) for r in range(0, 8, 2)]
-            evens = list(range(0, 16, 2))
-            odds = list(range(1, 16, 2))
-            pair = [shuffle_add8(builder, vecs[r], vecs[r + 1], evens, odds) for r in (0, 2)]
-            sums = shuffle_add8(builder, pair[0], pair[1], evens, odds)
-            sums = builder.fadd(sums, ir.Constant(_V8, [0.0] * 8))  # (+0.0: see below)
-            dst = builder.gep(args[3], [builder.mul(g, ir.Constant(i64, 8))])
-            builder.store(sums, builder.bitcast(dst, _V8.as_pointer()), align=8)
+            evens, odds = list(range(0, 16, 2)), list(range(1, 16, 2))
+            pair = [shuffle_add(builder, vecs[r], vecs[r + 1], evens, odds) for r in (0, 2)]
+            sums = shuffle_add(builder, pair[0], pair[1], evens, odds)
         else:
             vecs = [functools.reduce(builder.fadd, _row_vectors(builder, vecs, run, r))
                     for r in range(4)]  # each row's vectors added in turn
             pair = [shuffle_add(builder, vecs[r], vecs[r + 1], [0, 4, 2, 6], [1, 5, 3, 7])
                     for r in (0, 2)]  # (a01 b01 a23 b23), (c01 d01 c23 d23)
             sums = shuffle_add(builder, pair[0], pair[1], [0, 1, 4, 5], [2, 3, 6, 7])
-            # a sum that starts at +0.0, as numpy's does: a row of -0.0 means +0.0
-            sums = builder.fadd(sums, ir.Constant(_V4, [0.0] * 4))
-            dst = builder.gep(args[3], [builder.mul(g, ir.Constant(i64, 4))])
-            builder.store(sums, builder.bitcast(dst, _V4.as_pointer()), align=8)
+        # a sum that starts at +0.0, as numpy's does: a row of -0.0 means +0.0
+        sums = builder.fadd(sums, ir.Constant(vty, [0.0] * per))
+        dst = builder.gep(args[3], [builder.mul(g, ir.Constant(i64, per))])
+        builder.store(sums, builder.bitcast(dst, vty.as_pointer()), align=8)
         nxt = top
         if joined:  # a tree: one maximum a step on the loop's chain
             nxt = _umax(builder, top, _umax_tree(builder, [builder.bitcast(v, lanes)
@@ -3242,9 +3232,6 @@ def _row_sums_f64_codegen(run):
     to ``dst[0:SHORT_VEC_STEP]``, the errors after them.
     """
 
-    def shuffled(builder, x, y, order):
-        return builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(_I32_T, 4), order))
-
     def codegen(context, builder, sig, args):
         ary = context.make_array(sig.args[0])(context, builder, args[0])
         i64 = ir.IntType(64)
@@ -3269,10 +3256,10 @@ def _row_sums_f64_codegen(run):
         def across(x, y, lo, hi):
             """The pairs of lanes ``lo`` and ``hi`` of the states ``x`` and ``y`` added."""
             (sx, cx), (sy, cy) = x, y
-            t, c = _vec_compensated(builder, shuffled(builder, sx, sy, lo), zero,
-                                    shuffled(builder, sx, sy, hi), one)
-            return t, builder.fadd(c, builder.fadd(shuffled(builder, cx, cy, lo),
-                                                   shuffled(builder, cx, cy, hi)))
+            t, c = _vec_compensated(builder, _shuffled(builder, sx, sy, lo), zero,
+                                    _shuffled(builder, sx, sy, hi), one)
+            return t, builder.fadd(c, builder.fadd(_shuffled(builder, cx, cy, lo),
+                                                   _shuffled(builder, cx, cy, hi)))
 
         pair = [across(rows[r], rows[r + 1], [0, 4, 2, 6], [1, 5, 3, 7]) for r in (0, 2)]
         sums, errs = across(pair[0], pair[1], [0, 1, 4, 5], [2, 3, 6, 7])
