@@ -291,7 +291,7 @@ def test_threshold_measure_restores_limit():
 def test_coldstart_times_a_columns_first_call_in_its_own_processes():
     from reducemean.bench import coldstart
 
-    res = coldstart.measure(threads=1, small=(4, 4), big=(16, 8), timeout=300)
+    res = coldstart.measure(threads=1, small=(4, 4), big=(16, 8), timeout=300, repeat=1)
     for run in (res["cold"], res["warm"], res["columns"]["cold"], res["columns"]["warm"]):
         assert run["import_s"] > 0
         # the parent times the child's whole life, which holds what the child timed
@@ -302,6 +302,25 @@ def test_coldstart_times_a_columns_first_call_in_its_own_processes():
     text = report.format_coldstart(res)
     assert "(16, 8) over axis 0 (columns)" in text
     assert text.count("whole process, start to exit") == 2
+
+
+def test_coldstart_figures_are_medians_of_fresh_pairs(monkeypatch):
+    """Each figure is the median over pairs of runs (cold, then warm), a pair per cache."""
+    from reducemean.bench import coldstart
+
+    import_s = iter([0.9, 0.4, 0.3, 0.2, 0.6, 0.5])  # cold, warm; cold, warm; ...
+    calls = []
+
+    def pair(code, threads, timeout):
+        calls.append(code)
+        return [{"import_s": next(import_s), "process_s": 1.0} for _ in ("cold", "warm")]
+
+    monkeypatch.setattr(coldstart, "_pair", pair)
+    res = coldstart.measure(threads=1, small=(4, 4), big=None, repeat=3)
+    assert len(calls) == 3 and res["repeat"] == 3
+    assert res["cold"] == {"import_s": 0.6, "process_s": 1.0}  # of 0.9, 0.3, 0.6
+    assert res["warm"] == {"import_s": 0.4, "process_s": 1.0}  # of 0.4, 0.2, 0.5
+    assert "(medians of 3)" in report.format_coldstart(dict(res, small_shape=[4, 4]))
 
 
 def test_coldstart_children_may_cache_bytecode(monkeypatch):

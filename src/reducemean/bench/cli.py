@@ -40,6 +40,7 @@ class Settings:
     coldstart_big: tuple | None
     threshold_sizes: tuple
     scaling_repeat: int
+    coldstart_repeat: int = 3  #: fresh processes (each cold, then warm) behind each first-call figure
     settle: float = 0.05  #: pause before each implementation's block (see timing.compare)
     rounds: int = 4  #: rounds of blocks per large case; peers' ratios are per round
 
@@ -49,12 +50,12 @@ def settings_for(args):
         return Settings(scale=args.scale or 1 / 4096, repeat=args.repeat or 2, budget=0.2,
                         ceiling_bytes=1 << 20, small_target=0.0005, coldstart_big=None,
                         threshold_sizes=threshold.TINY_SIZES, scaling_repeat=2, settle=0.0,
-                        rounds=1)
+                        rounds=1, coldstart_repeat=1)
     if args.quick:
         return Settings(scale=args.scale or C.QUICK_SCALE, repeat=args.repeat or 5, budget=1.0,
                         ceiling_bytes=ceiling.CEILING_BYTES, small_target=0.005,
                         coldstart_big=(1024, 1024), threshold_sizes=threshold.SIZES[:-2],
-                        scaling_repeat=5, rounds=2)
+                        scaling_repeat=5, rounds=2, coldstart_repeat=1)
     return Settings(scale=args.scale or 1.0, repeat=args.repeat or 7, budget=4.0,
                     ceiling_bytes=ceiling.CEILING_BYTES, small_target=0.01,
                     coldstart_big=(1024, 1024), threshold_sizes=threshold.SIZES, scaling_repeat=7)
@@ -317,7 +318,8 @@ def _run(args, settings, threads):
             for dt_name, key in (("float32", "coldstart"), ("float64", "coldstart_float64")):
                 try:
                     record[key] = coldstart.measure(threads, dtype=dt_name,
-                                                    big=settings.coldstart_big)
+                                                    big=settings.coldstart_big,
+                                                    repeat=settings.coldstart_repeat)
                 except (RuntimeError, OSError, subprocess.SubprocessError) as e:
                     record["notes"].append(f"first-call timing ({dt_name}) failed: {e}")
                 progress.step(f"first call {dt_name}")

@@ -157,8 +157,10 @@ def format_coldstart(res):
                  [f"first call {tuple(res['big_shape'])} over axis 0 (columns)",
                   s(c["cold"], "first_big_s"), s(c["warm"], "first_big_s")],
                  ["whole process, start to exit", s(c["cold"], "process_s"), s(c["warm"], "process_s")]]
-    return table([f"first call, {res['dtype']}, fresh interpreter", "cold cache", "warm cache"],
-                  rows, [False, True, True])
+    runs = res.get("repeat", 1)
+    title = f"first call, {res['dtype']}, fresh interpreter" + (
+        f" (medians of {runs})" if runs > 1 else "")
+    return table([title, "cold cache", "warm cache"], rows, [False, True, True])
 
 
 def format_scaling(title, rows):
