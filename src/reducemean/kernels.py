@@ -837,9 +837,28 @@ def _short_serial_for(run):
 #: int32 5 and 7 1.8 and 2.6 -> 0.39 and 0.53; uint8 1.45 and 1.8 -> 0.22
 #: and 0.42; float16 and bfloat16 rows of 5 to 7 4.0-5.5 -> 0.68-1.1.
 SHORT_KERNELS = {run: f"short_serial_{run}" for run in range(2, 33)}
-for _run in SHORT_KERNELS:
-    globals()[SHORT_KERNELS[_run]] = _short_serial_for(_run)
-del _run
+_SHORT_RUNS = {name: run for run, name in SHORT_KERNELS.items()}
+
+
+def _kernel_named(name):
+    """The module's kernel ``name``; a short-row kernel is made on first use.
+
+    Made at import, the 31 short-row dispatchers cost 6% of the package's
+    own import, after numpy's and Numba's (0.258 G -> 0.242 G
+    instructions, callgrind); a process uses a few of them at most.
+    """
+    kernel = globals().get(name)
+    if kernel is None and name in _SHORT_RUNS:
+        kernel = globals()[name] = _short_serial_for(_SHORT_RUNS[name])
+        adopt({name: kernel})
+    return kernel
+
+
+def __getattr__(name):
+    kernel = _kernel_named(name) if name in _SHORT_RUNS else None
+    if kernel is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return kernel
 
 
 def short_kernel(run, rows):
@@ -857,7 +876,7 @@ def short_kernel(run, rows):
     the literal kernel's scalar tail; float32 and int32 run as fast.
     """
     few = rows < SHORT_VEC_STEP and run not in (2, 3)
-    return globals()["short_serial" if few else SHORT_KERNELS.get(run, "short_serial")]
+    return _kernel_named("short_serial" if few else SHORT_KERNELS.get(run, "short_serial"))
 
 
 #: Most outputs per parallel task of the short-row kernel.
