@@ -854,8 +854,8 @@ def _kernel_named(name):
     return kernel
 
 
-def __getattr__(name):
-    kernel = _kernel_named(name) if name in _SHORT_RUNS else None
+def __getattr__(name):  # asked only for names the module does not hold yet
+    kernel = _kernel_named(name)
     if kernel is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return kernel
