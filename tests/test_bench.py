@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -168,6 +169,22 @@ def test_timing_compare():
     assert all(t.samples == 3 and t.median >= t.best >= 0 for t in res.values())
     fast = timing.compare_fast({"a": lambda: None}, repeat=2, target=0.0005)
     assert fast["a"].samples == 2
+
+
+def test_compare_fast_pairs_its_rounds_for_the_ratio():
+    # each repeat is a round with one sample of each callable, so a ratio is
+    # the median of same-round ratios, not of two medians taken apart
+    fast = timing.compare_fast({"a": lambda: None, "b": lambda: sum(range(50))},
+                               repeat=5, target=0.0005)
+    for t in fast.values():
+        assert len(t.rounds) == 5 and t.median == statistics.median(t.rounds)
+    pairs = [b / a for a, b in zip(fast["a"].rounds, fast["b"].rounds)]
+    assert timing.round_ratio(fast["b"], fast["a"]) == statistics.median(pairs)
+    # two medians agreeing while the rounds disagree: the rounds decide
+    ours = timing.Timing(2.0, 1.0, 5, (1.0, 1.0, 3.0, 3.0, 2.0))
+    theirs = timing.Timing(2.0, 0.5, 5, (0.5, 0.5, 2.0, 2.0, 4.0))
+    assert timing.round_ratio(theirs, ours) == statistics.median([0.5, 0.5, 2 / 3, 2 / 3, 2.0])
+    assert theirs.median / ours.median == 1.0
 
 
 def test_error_check():
@@ -338,11 +355,14 @@ def test_coldstart_children_may_cache_bytecode(monkeypatch):
 def test_sweep_report_lists_the_cells_where_numpy_is_faster():
     rows = [{"layout": "a", "dtype": "int8", "reducemean_s": 1.0, "numpy_s": 2.0},
             {"layout": "a", "dtype": "float32", "reducemean_s": 4.0, "numpy_s": 3.0},
-            {"layout": "b", "dtype": "int8", "reducemean_s": 1.0, "numpy_s": 1.5}]
+            {"layout": "b", "dtype": "int8", "reducemean_s": 1.0, "numpy_s": 1.5},
+            # the rounds' median ratio, where a row has it, over the medians'
+            {"layout": "b", "dtype": "float32", "reducemean_s": 1.0, "numpy_s": 1.1,
+             "vs_numpy": 0.9}]
     text = sweep.format_report(rows)
     assert text.splitlines()[0].split()[-2:] == ["i8", "f32"]
-    assert "2.00" in text and "0.75" in text and "1.50" in text
-    assert text.endswith("numpy.mean faster in 1 of 3 cells: a float32 0.75x")
+    assert "2.00" in text and "0.75" in text and "1.50" in text and "1.10" not in text
+    assert text.endswith("numpy.mean faster in 2 of 4 cells: a float32 0.75x; b float32 0.90x")
 
 
 def test_sweep_inputs_have_their_dtype_and_view():
@@ -379,6 +399,11 @@ def test_targets_hold_each_figure_to_its_target():
             {"shape": [8, 8], "axes": None, "dtype": "float32", "reducemean_s": 1.0, "numpy_s": 2.0},
             {"shape": [256, 256], "axes": [0], "dtype": "float64", "reducemean_s": 2.0,
              "numpy_s": 1.6},
+            # faster by the medians, not by the rounds' ratios: the rounds decide
+            {"shape": [64, 128], "axes": [1], "dtype": "float32", "reducemean_s": 1.0,
+             "numpy_s": 1.2, "vs_numpy": 0.95},
+            {"shape": [3, 4, 5], "axes": [1], "dtype": "float32", "reducemean_s": 1.0,
+             "numpy_s": 0.9, "vs_numpy": 1.25},
         ],
         "overhead": {"reducemean_s": 1.5e-6, "numpy_s": 2e-6},
         "coldstart": {
@@ -399,8 +424,9 @@ def test_targets_hold_each_figure_to_its_target():
     assert (peers_["total"], peers_["passed"]) == (5, 3)
     assert peers_["misses"] == ["rows float64 (torch 0.97x, onnxruntime 0.50x*)",
                                 "tall_skinny bfloat16 (torch 1.00x)"]
-    assert (small["total"], small["passed"]) == (2, 1)
-    assert small["misses"] == ["(256, 256) axes (0,) float64 0.80x"]
+    assert (small["total"], small["passed"]) == (4, 2)
+    assert small["misses"] == ["(256, 256) axes (0,) float64 0.80x",
+                               "(64, 128) axes (1,) float32 0.95x"]
     assert layer["met"] is False and layer["misses"] == ["1.50 us (numpy.mean 2.00 us)"]
     # warm: 0.4 s for the rows, 0.55 s for the columns' process; cold: 2.9 and 3.1 s
     assert warm["misses"] == ["float32 (1024, 1024) columns 0.55 s"] and warm["total"] == 2

@@ -54,6 +54,14 @@ def share_of(ours, ceiling_gbps):
     return share
 
 
+def vs_numpy(row):
+    """numpy's time over reducemean's in a small or sweep row: the rounds' median ratio when timed so.
+
+    Rows of older records carry only the medians.
+    """
+    return row.get("vs_numpy", row["numpy_s"] / row["reducemean_s"])
+
+
 def peer_ratio(res, ours):
     """A peer's time over reducemean's in a large row: the rounds' median ratio when timed so."""
     return res.get("vs_reducemean", res["median_s"] / ours["median_s"])
@@ -117,7 +125,7 @@ def format_small(rows, overhead=None):
     header = ["shape", "axes", "dtype", "reducemean us", "numpy us", "vs numpy"]
     body = [[str(tuple(r["shape"])), _fmt_axes(r["axes"]), r["dtype"],
              f"{r['reducemean_s'] * 1e6:.2f}", f"{r['numpy_s'] * 1e6:.2f}",
-             f"{r['numpy_s'] / r['reducemean_s']:.2f}x"] for r in rows]
+             f"{vs_numpy(r):.2f}x"] for r in rows]
     text = table(header, body, [False, False, False, True, True, True])
     if overhead:
         text += (f"\nPython-layer overhead (mean of a 1-element array): reducemean "

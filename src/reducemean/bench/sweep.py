@@ -16,8 +16,8 @@ import numpy as np
 import reducemean
 
 from .cases import resolve_dtype
-from .report import table
-from .timing import compare_fast
+from .report import table, vs_numpy
+from .timing import compare_fast, round_ratio
 
 DTYPES = ("bool", "int8", "int32", "int64", "uint8", "uint64", "float16", "bfloat16",
           "float32", "float64", "complex64", "complex128")
@@ -83,7 +83,8 @@ def run(settings, progress, dtypes=DTYPES, layouts=LAYOUTS, notes=None):
                               "numpy": lambda: np.mean(x, axis=axes)},
                              repeat=settings.repeat, target=settings.small_target)
             rows.append({"layout": name, "dtype": dt_name, "reducemean_s": t["reducemean"].median,
-                         "numpy_s": t["numpy"].median})
+                         "numpy_s": t["numpy"].median,
+                         "vs_numpy": round_ratio(t["numpy"], t["reducemean"])})
         progress.step(f"sweep {dt_name}")
     return rows
 
@@ -92,7 +93,7 @@ def format_report(rows):
     """A layout x dtype table of numpy's time over reducemean's, and the cells under 1."""
     dtypes = list(dict.fromkeys(r["dtype"] for r in rows))
     layouts = list(dict.fromkeys(r["layout"] for r in rows))
-    cell = {(r["layout"], r["dtype"]): r["numpy_s"] / r["reducemean_s"] for r in rows}
+    cell = {(r["layout"], r["dtype"]): vs_numpy(r) for r in rows}
     body = [[lay] + [f"{cell[lay, d]:.2f}" if (lay, d) in cell else "-" for d in dtypes]
             for lay in layouts]
     text = table(["numpy time / reducemean's"] + [_SHORT.get(d, d) for d in dtypes], body,

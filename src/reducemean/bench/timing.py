@@ -13,7 +13,8 @@ ratio of two implementations is the median of their per-round ratios: on a
 shared machine the bandwidth can halve or double within seconds, and one
 block each would give whichever ran in a quiet spell the lead.  Small calls
 (:func:`compare_fast`) have no pools to speak of and are timed round-robin,
-so a burst of outside load lands on all of them alike.
+so a burst of outside load lands on all of them alike; their ratio, too,
+is the median of the rounds' ratios, each round one sample of each.
 """
 
 from __future__ import annotations
@@ -150,7 +151,8 @@ def compare_fast(fns, repeat=7, target=0.01, warmup=3):
 
     ``warmup`` calls come before the loop length is chosen: a first call that
     compiles or loads a kernel would otherwise make one call look like a
-    whole sample's worth.  Returns {name: Timing} in seconds per call.
+    whole sample's worth.  Returns {name: Timing} in seconds per call, each
+    repeat a round of one sample a callable (see :func:`round_ratio`).
     """
     names = list(fns)
     for name in names:
@@ -167,4 +169,4 @@ def compare_fast(fns, repeat=7, target=0.01, warmup=3):
                 for _ in range(n):
                     fn()
                 samples[name].append((clock() - t0) / n)
-    return {name: _summary(s) for name, s in samples.items()}
+    return {name: _summary(s, tuple(s)) for name, s in samples.items()}
