@@ -214,8 +214,9 @@ def run_case(case, x, adapters, settings, check, ceiling_read=None):
     }
 
 
-#: Rounds of a small input's timing: its verdict is their median ratio, and
-#: seven let a spell of load on one side tip a case within 5% of numpy's.
+#: Rounds of a small input's timing: its verdict is the median of the
+#: per-round ratios, so a spell of load that hits one side in one round
+#: moves one ratio, not the verdict.
 SMALL_ROUNDS = 11
 
 
