@@ -536,6 +536,43 @@ def test_out_0d_for_full_reduction_is_returned():
     assert got is out and out[0] == 4.5
 
 
+_SHARED_OUTS = {
+    # (axis, the out a view of the input gives it): every kept slot a slot of the input
+    "first row, rows": (1, lambda x: x[0]),
+    "last row, rows": (1, lambda x: x[-1]),
+    "first row, columns": (0, lambda x: x[0]),
+    "last row, columns": (0, lambda x: x[-1]),
+    "across two rows, rows": (1, lambda x: x.reshape(-1)[x.shape[1] // 2:][:x.shape[0]]),
+    "first column, rows": (1, lambda x: x[:, 0]),
+    "one value, all": (None, lambda x: x.reshape(-1)[:1].reshape(())),
+}
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16", "complex64"])
+@pytest.mark.parametrize("n", [4, 64, 512])  # 512: past launch.PARALLEL_MIN, two threads
+@pytest.mark.parametrize("case", sorted(_SHARED_OUTS))
+def test_out_sharing_the_input_gets_the_means_of_the_values_as_given(name, n, case):
+    # numpy reads every value before an ``out`` that overlaps its input is
+    # written; written in place, means overwrote values still to be read
+    axis, view = _SHARED_OUTS[case]
+    dt = resolve(name)
+    rng = np.random.default_rng(zlib.crc32(f"{name}{n}{case}".encode()))
+    a = make_data(dt, (n, n), rng)
+    given = a.copy()
+    theirs = a.copy()
+    ref = np.mean(theirs, axis=axis, out=view(theirs))
+    out = view(a)
+    got = reducemean.mean(a, axis=axis, out=out)
+    assert got is out
+    check_values(out.copy(), given, axis=axis, np_ref=ref.copy())
+    # the slots outside ``out`` are the input's own still
+    untouched = np.ones(a.shape, bool)
+    view(untouched)[...] = False
+    assert (a.view(np.uint8).reshape(n, -1)[np.repeat(untouched, dt.itemsize, axis=1)]
+            == given.view(np.uint8).reshape(n, -1)[np.repeat(untouched, dt.itemsize, axis=1)]
+            ).all()
+
+
 def test_out_non_contiguous_and_fortran():
     rng = np.random.default_rng(17)
     a = make_floats(np.float32, (6, 8, 10), rng)

@@ -48,6 +48,7 @@ _U16 = np.dtype(np.uint16)
 # module globals: one lookup each on the memoised path
 _ndarray = np.ndarray
 _empty = np.empty
+_may_share = np.may_share_memory
 
 
 def _ints(axes):
@@ -87,7 +88,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
       complex parts follow their float type.
     * ``dtype=`` a float type (or complex, for complex input) gives the exact
       mean rounded to it; ``out=`` of any float (or complex) type is filled
-      the same way.
+      the same way.  An ``out`` that shares memory with ``a`` is filled once
+      every value has been read, as numpy fills it.
     * Any other dtype, an ndarray subclass (``np.matrix``, a masked array),
       an object with ``__array_function__`` or a ``mean`` method of its own
       (numpy.mean calls that), an integer or bool ``dtype=``, or an ``out``
@@ -189,7 +191,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
             return out
         return res[()] if res.ndim == 0 else res
     if out is not None:
-        if out.flags.c_contiguous and out.dtype == rd:
+        # An ``out`` that shares memory with the input gets the means once
+        # every value is read, as numpy's does: written in place, the means
+        # overwrote values still to be read (a square array's row means into
+        # its own first row, on one thread or two).
+        if out.flags.c_contiguous and out.dtype == rd and not _may_share(a, out):
             return reduce_into(a, plan, entry, out)
         out[...] = reduce_new(a, plan, entry, rd)
         return out
