@@ -1345,15 +1345,16 @@ def test_property_dtype_argument(data):
 
 @pytest.fixture
 def empty_memo():
-    """The memo of repeated small calls, emptied first.
+    """The memos of repeated small calls, emptied first.
 
-    It is cleared whenever it fills (numpy_api._DIRECT_MAX), so in a worker
+    Each is cleared whenever it fills (numpy_api._DIRECT_MAX), so in a worker
     that has run many tests it could be cleared between a test's calls and
     its look at the keys.
     """
     from reducemean import numpy_api
 
     numpy_api._DIRECT.clear()
+    numpy_api._CAST.clear()
 
 
 def _unaligned(x):
@@ -1766,6 +1767,56 @@ def test_memoised_axes_still_refuse_what_numpy_refuses():
         assert ref_exc is not None, f"numpy accepted axis={bad!r}; bad test case"
         assert type(exc) is type(ref_exc), (bad, exc, ref_exc)
 
+
+_CASTS = [
+    # (input dtype, dtype argument, out dtype or None)
+    ("float32", np.float64, None), ("float32", "float64", None), ("float32", None, "float32"),
+    ("float32", None, "float64"), ("float32", np.dtype(np.float32), "float32"),
+    ("float64", np.float32, None), ("int32", np.float32, None), ("int64", None, "float64"),
+    ("bool", np.float32, "float32"), ("uint8", float, None), ("float16", np.float32, None),
+    ("float16", None, "float16"), ("bfloat16", None, "bfloat16"), ("bfloat16", np.float64, None),
+    ("complex64", None, "complex64"), ("complex128", np.complex128, None),
+]
+
+
+@pytest.mark.parametrize("in_name, dtype, out_name", _CASTS,
+                         ids=[f"{i}-{getattr(d, '__name__', d)}-{o}" for i, d, o in _CASTS])
+@pytest.mark.usefixtures("empty_memo")
+def test_repeated_calls_with_dtype_or_out_follow_each_input(in_name, dtype, out_name):
+    # Calls with dtype= or out= are memoised after the first (numpy_api._CAST):
+    # every later input, and every later out, must get its own means, views
+    # and full reductions too; an out that overlaps the input, after the
+    # memo holds its shape and flags, still gets the means of the input as
+    # given.
+    from reducemean import numpy_api
+
+    dt = resolve(in_name)
+    rng = np.random.default_rng(zlib.crc32(f"cast {in_name}{dtype}{out_name}".encode()))
+    for shape, axis, keepdims, view in [((8, 8), 1, False, None), ((8, 8), None, False, None),
+                                        ((3, 4, 5), (0, 2), True, None), ((64, 128), 0, False, None),
+                                        ((6, 10), 1, False, np.s_[::-1, ::2])]:
+        for _ in range(3):
+            a = make_data(dt, shape, rng)
+            a = a if view is None else a[view]
+            kw = dict(axis=axis, keepdims=keepdims)
+            if dtype is not None:
+                kw["dtype"] = dtype
+            if out_name is not None:
+                kw["out"] = np.zeros(np.shape(np.mean(a, **kw)), resolve(out_name))
+            check_call(a, **kw)
+    assert numpy_api._CAST, "no call was memoised"
+    if out_name is not None and out_name == in_name:
+        cast = {} if dtype is None else {"dtype": dtype}
+        # the last row: every earlier row's mean, written in place, would
+        # overwrite a value of it before it is read
+        other = np.zeros((64, 64), dt)
+        check_call(make_data(dt, (64, 64), rng), axis=1, out=other[-1], **cast)  # memoised
+        a = make_data(dt, (64, 64), rng)
+        assert numpy_api._cast_key(a, 1, dtype, a[-1], False) in numpy_api._CAST
+        given = a.copy()
+        got = reducemean.mean(a, axis=1, out=a[-1], **cast)
+        assert got.base is a
+        check_values(a[-1].copy(), given, axis=1, np_ref=np.mean(given, axis=1))
 
 @pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16"])
 def test_means_of_negative_zeros_are_positive_zeros_as_numpy_gives(name):

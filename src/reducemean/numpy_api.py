@@ -41,6 +41,19 @@ _AXES: dict = {}
 # their flat span (in the storage dtype) is made per call (reducemean.span),
 # since it starts at the view's own address.
 _DIRECT: dict = {}
+# Repeated calls with dtype= or out= (and where=True) have a memo of their
+# own, keyed as _DIRECT's and by the dtype argument and out's dtype, shape
+# and flags (_cast_key): the same entries, for a result of the type asked
+# for, which a hit writes into ``out`` itself.  Not for a permuted plan's
+# ``out``, whose means are written in memory order and then transposed,
+# nor for an ``out`` that shares memory with the input (the full path reads
+# every value first).
+_CAST: dict = {}
+#: dtype arguments that key _CAST as they are: types (np.float64, float,
+#: ml_dtypes.bfloat16), their names, and numpy dtypes (isinstance).  Equal
+#: keys name one dtype, since a numpy dtype equals what it converts from.
+_DTYPE_KEYS = frozenset([type, str])
+_MISS = object()
 _C_CONTIGUOUS = 1  # numpy's NPY_ARRAY_C_CONTIGUOUS flag bit
 _DIRECT_MAX = 4096
 _DIRECT_DTYPES = frozenset([np.dtype(np.float32), np.dtype(np.float64)])
@@ -49,6 +62,42 @@ _U16 = np.dtype(np.uint16)
 _ndarray = np.ndarray
 _empty = np.empty
 _may_share = np.may_share_memory
+
+
+def _cast_key(a, axis, dtype, out, keepdims):
+    """The :data:`_CAST` key of a call with ``dtype=`` or ``out=``; None when they cannot key it."""
+    if dtype is not None and type(dtype) not in _DTYPE_KEYS and not isinstance(dtype, np.dtype):
+        return None
+    if out is None:
+        tail = (dtype, None)
+    elif type(out) is _ndarray:
+        tail = (dtype, out.dtype, out.shape, out.flags.num)
+    else:
+        return None
+    num = a.flags.num
+    if num & _C_CONTIGUOUS:
+        return (a.shape, num, a.dtype, axis, keepdims, *tail)
+    return (a.shape, a.strides, num, a.dtype, axis, keepdims, *tail)
+
+
+def _memoised_cast(a, hit, out):
+    """A :data:`_CAST` hit's call: the mean in a new result, or written into ``out``."""
+    kern, params, extra, nout, tok, rd, shape, flat, plan, entry = hit
+    if out is not None and _may_share(a, out):
+        return _MISS
+    buf = a if flat is True else a.ravel() if flat is False else flat(a)
+    res = _empty(nout, rd) if out is None else out.reshape(-1)  # (C-contiguous: a view)
+    if kern(buf, params, res, tok, *extra):
+        _again(a, plan, entry, res)
+    if out is not None:
+        return out
+    if type(shape) is list:  # a scalar, from a buffer of its own (no pool: a rarer call)
+        return res[0]
+    if shape is True:
+        return res
+    if type(shape) is tuple:
+        return res.reshape(shape)
+    return shape(res)
 
 
 def _ints(axes):
@@ -139,6 +188,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
             if type(shape) is tuple:
                 return res.reshape(shape)
             return shape(res)  # a permuted plan's means, transposed
+    elif where is True and plain and type(keepdims) is bool:
+        cast = _cast_key(a, axis, dtype, out, keepdims)
+        hit = _CAST.get(cast) if cast is not None else None
+        if hit is not None:
+            res = _memoised_cast(a, hit, out)
+            if res is not _MISS:
+                return res
     entry = entry_for(a.dtype)
     if entry is None:
         if a.dtype.isnative or a.dtype.kind not in "biufc":
@@ -196,19 +252,16 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         # overwrote values still to be read (a square array's row means into
         # its own first row, on one thread or two).
         if out.flags.c_contiguous and out.dtype == rd and not _may_share(a, out):
-            return reduce_into(a, plan, entry, out)
+            reduce_into(a, plan, entry, out)
+            if (key is not None and plan.count and plan.nout and plan.permute is None
+                    and out.flags.aligned and _memoisable(rd, entry)):
+                _remember(a, axis, keepdims, plan, entry, rd, (dtype, out))
+            return out
         out[...] = reduce_new(a, plan, entry, rd)
         return out
     res = reduce_new(a, plan, entry, rd)
-    if (
-        key is not None
-        and dtype is None
-        and plan.count
-        and plan.nout
-        # (dtype=None: complex keeps its own, 16-bit floats theirs)
-        and (entry.pairs or rd in _DIRECT_DTYPES or writes_bits(rd, entry))
-    ):
-        _remember(a, axis, keepdims, plan, entry, rd)
+    if key is not None and plan.count and plan.nout and _memoisable(rd, entry):
+        _remember(a, axis, keepdims, plan, entry, rd, None if dtype is None else (dtype, None))
     if res.ndim == 0:
         return res[()]
     return res
@@ -279,9 +332,29 @@ def _masked_means(filled, axes, counts, rd):
     return states.finish(st, counts, filled.dtype, rd, spread=False)
 
 
-def _remember(a, axis, keepdims, plan, entry, rd):
-    if len(_DIRECT) >= _DIRECT_MAX:
-        _DIRECT.clear()
+def _memoisable(rd, entry):
+    """Whether a memoised call can write ``rd`` results of ``entry``'s inputs itself.
+
+    float32 and float64 results, a 16-bit float's own (as its bits), and a
+    complex input's own complex type (as its parts).
+    """
+    if entry.pairs:
+        return rd == entry.mean_dtype
+    return rd in _DIRECT_DTYPES or writes_bits(rd, entry)
+
+
+def _remember(a, axis, keepdims, plan, entry, rd, cast=None):
+    """Memoise the call: in :data:`_DIRECT`, or with ``cast`` (its ``(dtype, out)``) in :data:`_CAST`."""
+    if cast is not None:
+        memo, key = _CAST, _cast_key(a, axis, *cast, keepdims)
+        if key is None:  # a dtype argument that cannot key it
+            return
+    elif a.flags.c_contiguous:
+        memo, key = _DIRECT, (a.shape, a.flags.num, a.dtype, axis, keepdims)
+    else:  # a view: its strides join the key
+        memo, key = _DIRECT, (a.shape, a.strides, a.flags.num, a.dtype, axis, keepdims)
+    if len(memo) >= _DIRECT_MAX:
+        memo.clear()
     # a list: a full reduction, its pool of one-element buffers; True: the
     # flat result already has the result's shape; a tuple: the shape to give
     # it; else a function that makes it the result (a permuted plan's means
@@ -296,11 +369,9 @@ def _remember(a, axis, keepdims, plan, entry, rd):
     part = entry.storage if entry.pairs or bits else rd
     viewed = entry.storage != a.dtype  # bool as uint8, complex as float pairs
     if a.flags.c_contiguous:
-        key = (a.shape, a.flags.num, a.dtype, axis, keepdims)
         buf = a.reshape(-1).view(entry.storage)
         flat = a.ndim == 1 or viewed  # (the wrappers below flatten)
-    else:  # a view: its strides join the key, its span is made per call
-        key = (a.shape, a.strides, a.flags.num, a.dtype, axis, keepdims)
+    else:  # a view: its span is made per call
         flat = _span_maker(a, plan, entry)
         buf = flat(a)
         viewed = False  # the span is in the storage dtype already
@@ -318,7 +389,7 @@ def _remember(a, axis, keepdims, plan, entry, rd):
         kern = _bits_kernel(kern, entry.storage if viewed else None)
     elif viewed:
         kern = _storage_kernel(kern, entry.storage)
-    _DIRECT[key] = (kern, params, extra, nout, tok, rd, shape, flat, plan, entry)
+    memo[key] = (kern, params, extra, nout, tok, rd, shape, flat, plan, entry)
 
 
 def _transposer(plan):
@@ -392,3 +463,4 @@ def _again(a, plan, entry, res):
 
 
 launch._ON_CHANGE.append(_DIRECT.clear)
+launch._ON_CHANGE.append(_CAST.clear)
