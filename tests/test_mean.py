@@ -647,6 +647,37 @@ def test_where_complex_nonfinite_and_out_of_range_parts(values, want):
             assert (np.isnan(g) and np.isnan(e)) or g == e, (values, got, want)
 
 
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_where_on_views_leaves_out_every_unselected_value(name):
+    # the temporary is the input's bits times the mask: a NaN, Inf or -0.0
+    # left out must count for nothing, in any layout of the input
+    dt = resolve(name)
+    rng = np.random.default_rng(zlib.crc32(f"where views {name}".encode()))
+    base = make_data(dt, (12, 18), rng)
+    if dt.kind in "fc" or is_bf16(dt):
+        poison = np.array([np.nan, np.inf, -np.inf, -0.0]).astype(dt)
+        base.reshape(-1)[::7] = np.resize(poison, base.reshape(-1)[::7].shape)
+    for view in (base, base.T, base[:, ::2], base[::-1, 3:11]):
+        mask = rng.random(view.shape) < 0.6
+        mask &= ~(np.isnan(view) | np.isinf(view)) if dt.kind in "fc" or is_bf16(dt) else True
+        mask[0, :] = True
+        mask[:, 0] = True
+        for axis in (None, 0, 1):
+            check_call(view, axis=axis, where=mask)
+
+
+def test_where_sums_past_the_float64_range_on_a_transposed_input():
+    # the second pass scales the temporary in place (it is C-ordered, as
+    # the transposed input is not): each mean is 1e308, the exact one
+    x = np.full((4, 3), 1e308).T
+    got = reducemean.mean(x, axis=1, where=np.ones(x.shape, bool))
+    np.testing.assert_array_equal(got, np.full(3, 1e308))
+    mask = np.ones(x.shape, bool)
+    mask[1, 2] = False
+    got = reducemean.mean(x, axis=None, where=mask)
+    assert got == 1e308
+
+
 @pytest.mark.parametrize("name", ["int32", "float32", "float64", "complex64", "float16"])
 def test_where_with_empty_slices(name):
     """Slices with no selected element give NaN and the empty-slice warning."""

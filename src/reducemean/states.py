@@ -138,7 +138,12 @@ def finish(states, count, dtype, result_dtype=None, spread=True):
     lead = states.shape[: states.ndim - (2 if entry.pairs else 1)]
     # an empty slice: NaN for inexact results, 0 for integer ones (operator rule)
     nan = complex(np.nan, np.nan) if rd.kind == "c" else 0 if rd.kind in "iu" else np.nan
-    if np.ndim(count) == 0:
+    per_output = np.ndim(count) != 0
+    if per_output:
+        count = np.asarray(count, np.int64)
+        if count.shape != lead:  # (a where= mean's counts have the lead shape already)
+            count = np.broadcast_to(count, lead)
+    else:
         count = int(count)
         if count == 0:
             return np.full(lead, nan, rd)
@@ -154,10 +159,10 @@ def finish(states, count, dtype, result_dtype=None, spread=True):
         target = np.empty(int(np.prod(lead)), np.float64)
     flat = np.ascontiguousarray(states).reshape(-1, 2)
     tok = _token(entry)
-    if np.ndim(count) == 0:
+    if not per_output:
         kernels.finish_states(flat, count, target, tok)
     else:
-        counts = np.broadcast_to(np.asarray(count, np.int64), lead)
+        counts = count
         if entry.pairs:  # one count per complex value: the same for both parts
             counts = np.repeat(counts.reshape(-1), 2)
         counts = np.ascontiguousarray(counts).reshape(-1)
@@ -166,6 +171,6 @@ def finish(states, count, dtype, result_dtype=None, spread=True):
         res = target.reshape(lead).astype(rd)
     elif entry.pairs and spread:
         complex_nonfinite_as_numpy(res)
-    if np.ndim(count) and (np.asarray(count) == 0).any():
-        res[np.broadcast_to(np.asarray(count) == 0, lead)] = nan
+    if per_output and not count.all():
+        res[count == 0] = nan
     return res
