@@ -338,7 +338,8 @@ def _zero_filled(a, mask):
     if a.dtype.itemsize > 8:  # complex128: no unsigned integer as wide
         return np.where(mask, a, np.zeros((), a.dtype))
     bits = np.dtype(f"u{a.dtype.itemsize}")
-    return np.multiply(a.view(bits), mask, order="C").view(a.dtype)
+    # (into an array of its own: of 0-d operands a ufunc makes a scalar)
+    return np.multiply(a.view(bits), mask, out=np.empty(a.shape, bits)).view(a.dtype)
 
 
 def _masked_means(filled, axes, counts, rd):
