@@ -27,14 +27,11 @@ def test_finish_divides_each_output_by_its_own_count(dtype, rd, count_shape):
     counts.reshape(-1)[0] = 0
     got = states.finish(st, counts, dtype, rd)
     full = np.broadcast_to(counts, (3, 4))
-    if np.dtype(dtype).kind == "c":
-        sums = np.empty((3, 4), object)
-        for i, j in np.ndindex(3, 4):
-            sums[i, j] = (exact_sum(a[i, :, j].real), exact_sum(a[i, :, j].imag))
-    else:
-        sums = np.empty((3, 4), object)
-        for i, j in np.ndindex(3, 4):
-            sums[i, j] = exact_sum(a[i, :, j])
+    complex_ = np.dtype(dtype).kind == "c"
+    sums = np.empty((3, 4), object)
+    for i, j in np.ndindex(3, 4):
+        v = a[i, :, j]
+        sums[i, j] = (exact_sum(v.real), exact_sum(v.imag)) if complex_ else exact_sum(v)
     assert got.dtype == np.dtype(rd) and got.shape == (3, 4)
     for idx in np.ndindex(3, 4):
         n = int(full[idx])

@@ -162,9 +162,8 @@ def finish(states, count, dtype, result_dtype=None, spread=True):
     if not per_output:
         kernels.finish_states(flat, count, target, tok)
     else:
-        counts = count
-        if entry.pairs:  # one count per complex value: the same for both parts
-            counts = np.repeat(counts.reshape(-1), 2)
+        # one count per complex value: the same for both parts
+        counts = np.repeat(count.reshape(-1), 2) if entry.pairs else count
         counts = np.ascontiguousarray(counts).reshape(-1)
         kernels.finish_states_counts(flat, counts, target, tok)
     if res is None:
