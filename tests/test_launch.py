@@ -115,6 +115,7 @@ def spy(monkeypatch):
     monkeypatch.setattr(launch, "_PREPARED", _Forgetful())
     monkeypatch.setattr(numpy_api, "_DIRECT", _Forgetful())
     monkeypatch.setattr(numpy_api, "_CAST", _Forgetful())
+    monkeypatch.setattr(numpy_api, "_MASKED", _Forgetful())
     calls = []
     for name in ("inner_serial", "inner_two", "inner_two_short", "rows_serial", "rows_paired", "rows_nested",
                  "rows_nested_paired", "whole_serial", "whole_long", "short_serial",

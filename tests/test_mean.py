@@ -713,6 +713,52 @@ def test_where_with_out_and_dtype(name):
         check_call(a, axis=0, where=mask, dtype=np.float64, keepdims=True)
 
 
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+@pytest.mark.usefixtures("empty_memo")
+def test_repeated_where_calls_follow_each_input_and_mask(name):
+    # where= calls of the same shapes reuse their prepared steps
+    # (numpy_api._MASKED), keyed without the input's strides: contiguous
+    # inputs and views of one shape, fresh masks with empty slices, a
+    # broadcast mask, dtype= and out= must each get their own means, as
+    # must float64 sums past the range (the scaled second pass) on a call
+    # the memo serves.
+    from reducemean import numpy_api
+
+    dt = resolve(name)
+    rng = np.random.default_rng(zlib.crc32(f"repeated where {name}".encode()))
+    cases = [((8, 8), 1, False), ((8, 8), None, False), ((3, 4, 5), (0, 2), True),
+             ((64, 128), 0, False)]
+    for shape, axis, keepdims in cases:
+        base = make_data(dt, (shape[0] * 2,) + shape[1:], rng)
+        for a in (make_data(dt, shape, rng), base[::2], make_data(dt, shape[::-1], rng).T,
+                  make_data(dt, shape, rng)):
+            for mask in (rng.random(shape) < 0.6, rng.random(shape) < 0.05,
+                         rng.random(shape[-1:]) < 0.7):
+                check_call(a, axis=axis, keepdims=keepdims, where=mask)
+        kw = dict(axis=axis, keepdims=keepdims, where=rng.random(shape) < 0.6)
+        for _ in range(2):
+            out = np.full(np.shape(np.mean(a, **kw)), 7, np.mean(a, **kw).dtype)
+            check_call(make_data(dt, shape, rng), out=out, **kw)
+            if dt.kind not in "c":
+                check_call(make_data(dt, shape, rng), dtype=np.float32, **kw)
+    assert numpy_api._MASKED, "no call was memoised"
+    if dt == np.float64 or dt == np.complex128:
+        mask = rng.random((8, 8)) < 0.7
+
+        def huge():  # sums past the float64 range, of means within it
+            sign = np.where(rng.random((8, 8)) < 0.8, 1, -1)
+            return rng.uniform(0.5, 1.0, (8, 8)) * 2.0**1023 * sign
+
+        for _ in range(3):
+            a = huge().astype(dt) + (1j * huge() if dt.kind == "c" else 0)
+            got = reducemean.mean(a, axis=1, where=mask)
+            for i in range(8):
+                sel = a[i][mask[i]]
+                for part, g in ((sel.real, got[i].real), (sel.imag, got[i].imag)):
+                    if part.size and np.any(part):
+                        assert ulp_distance(g, exact_mean(part)[()], np.float64) <= 1, (i, got[i])
+
+
 # --------------------------------------------------------------------------
 # array-likes, scalars, 0-d arrays
 # --------------------------------------------------------------------------
@@ -1386,6 +1432,7 @@ def empty_memo():
 
     numpy_api._DIRECT.clear()
     numpy_api._CAST.clear()
+    numpy_api._MASKED.clear()
 
 
 def _unaligned(x):

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from . import launch, states
+from . import launch, masked
 from .dispatch import entry_for
 from .engine import (
-    EMPTY_SLICE, complex_nonfinite_as_numpy, get_plan, native, out_of_range, redo,
-    reduce_into, reduce_new, reverser, summed_by, supported_result, writes_bits,
+    complex_nonfinite_as_numpy, get_plan, native, redo, reduce_into, reduce_new, reverser,
+    summed_by, supported_result, writes_bits,
 )
-from .numerics import scaled_token
 from .plan import normalize_axis
 from .span import span_inputs, span_of
 
@@ -49,6 +46,13 @@ _DIRECT: dict = {}
 # nor for an ``out`` that shares memory with the input (the full path reads
 # every value first).
 _CAST: dict = {}
+# Repeated where= calls with an ndarray mask reuse their prepared steps
+# (masked.Steps), keyed by the input's shape and dtype (not its strides: the
+# temporary is C-ordered whatever they are), the axis, keepdims, the mask's
+# shape and dtype, and the dtype argument and out's dtype, shape and flags
+# (_cast_tail).  Only native byte orders: a swapped input is made native
+# first, and the steps read the bits of the dtype they were made for.
+_MASKED: dict = {}
 #: dtype arguments that key _CAST as they are: types (np.float64, float,
 #: ml_dtypes.bfloat16), their names, and numpy dtypes (isinstance).  Equal
 #: keys name one dtype, since a numpy dtype equals what it converts from.
@@ -63,15 +67,21 @@ _empty = np.empty
 _may_share = np.may_share_memory
 
 
-def _cast_key(a, axis, dtype, out, keepdims):
-    """The :data:`_CAST` key of a call with ``dtype=`` or ``out=``; None when they cannot key it."""
+def _cast_tail(dtype, out):
+    """The part of a memo key that ``dtype=`` and ``out=`` make; None when they cannot key it."""
     if dtype is not None and type(dtype) not in _DTYPE_KEYS and not isinstance(dtype, np.dtype):
         return None
     if out is None:
-        tail = (dtype, None)
-    elif type(out) is _ndarray:
-        tail = (dtype, out.dtype, out.shape, out.flags.num)
-    else:
+        return (dtype, None)
+    if type(out) is _ndarray:
+        return (dtype, out.dtype, out.shape, out.flags.num)
+    return None
+
+
+def _cast_key(a, axis, dtype, out, keepdims):
+    """The :data:`_CAST` key of a call with ``dtype=`` or ``out=``; None when they cannot key it."""
+    tail = _cast_tail(dtype, out)
+    if tail is None:
         return None
     num = a.flags.num
     if num & _C_CONTIGUOUS:
@@ -195,6 +205,15 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         # (an out that shares memory with the input takes the full path)
         if hit is not None and (out is None or not _may_share(a, out)):
             return _memoised_cast(a, hit, out)
+    elif plain and type(keepdims) is bool and type(where) is _ndarray:
+        mkey = _masked_key(a, axis, dtype, out, keepdims, where)
+        steps = _MASKED.get(mkey) if mkey is not None else None
+        if steps is not None:
+            res = steps(a, where)
+            if out is not None:
+                out[...] = res
+                return out
+            return res[()] if res.ndim == 0 else res
     entry = entry_for(a.dtype)
     if entry is None:
         if a.dtype.isnative or a.dtype.kind not in "biufc":
@@ -239,9 +258,13 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         else:
             return _numpy(a, axis, dtype, out, keepdims, where)
     if where is not True:
-        res = _masked(a, entry, plan, axes, rd, where)
-        if res is None:
+        steps, mask = _masked(a, entry, plan, axes, rd, where)
+        if steps is None:
             return _numpy(a, axis, dtype, out, keepdims, where)
+        res = steps(a, mask)
+        if (plain and type(where) is _ndarray and a.ndim and plan.count and plan.nout
+                and a.dtype.isnative):
+            _remember_masked(a, axis, dtype, out, keepdims, where, steps)
         if out is not None:
             out[...] = res
             return out
@@ -286,67 +309,37 @@ def kernel_call(a, axis=None, keepdims=False):
 
 
 def _masked(a, entry, plan, axes, rd, where):
-    """``where=``: exact sums of the selected values over per-output counts.
+    """``where=``'s prepared steps (masked.Steps) and its mask, broadcast to ``a``.
 
-    The unselected values are replaced by zeros in a temporary (the one path
-    that copies the input), summed by the kernels as states, and finished
-    over each output's own count.  ``None`` when numpy must decide (a
-    non-boolean or unbroadcastable mask).
+    ``(None, None)`` when numpy must decide (a non-boolean or
+    unbroadcastable mask).
     """
     mask = np.asarray(where)
     if mask.dtype != np.bool_:
-        return None
+        return None, None
     if mask.shape != a.shape:
         try:
             mask = np.broadcast_to(mask, a.shape)
         except ValueError:
-            return None
-    filled = _zero_filled(a, mask)
-    counts = mask.sum(axis=axes, keepdims=True, dtype=np.intp) if a.ndim else np.array(int(mask))
-    if not counts.all():
-        warnings.warn(EMPTY_SLICE, RuntimeWarning, stacklevel=3)
-    res = _masked_means(filled, axes, counts, rd)
-    if entry.storage == np.float64:
-        # as engine.redo_out_of_range: sums beyond the float64 range are
-        # redone on scaled values (the temporary is ours to scale), part by
-        # part, before a non-finite part spreads into the other (numpy's
-        # complex mean): an Inf real part had made the imaginary one NaN,
-        # redone scaled and so rounded, or the Inf itself NaN
-        parts = res.reshape(-1).view(res.real.dtype)
-        redo = out_of_range(parts, plan.count)
-        if redo.any():
-            scale, unscale = scaled_token(plan.count)
-            flat = filled.reshape(-1).view(entry.storage)  # complex times a real: part by part
-            flat *= scale[0]
-            again = _masked_means(filled, axes, counts, rd).reshape(-1).view(res.real.dtype)
-            with np.errstate(over="ignore"):
-                parts[redo] = again[redo] * unscale
-    if entry.pairs:
-        complex_nonfinite_as_numpy(res)
-    return res.reshape(plan.out_shape)
+            return None, None
+    return masked.Steps(a.shape, entry, axes, rd, plan.out_shape), mask
 
 
-def _zero_filled(a, mask):
-    """``a`` with the values ``mask`` leaves out as zeros, in a new C-ordered array.
-
-    Their bits times the mask: zero bits are 0 and +0.0 in every type, and
-    the product has no branch, where np.where's choice of each value
-    mispredicts on a random mask ((2048, 2048) float32, 70% selected: 14 ms
-    -> 2.4 ms).  C order, as np.where's: the scaled second pass scales the
-    temporary in place through a flat view of it.
-    """
-    if a.dtype.itemsize > 8:  # complex128: no unsigned integer as wide
-        return np.where(mask, a, np.zeros((), a.dtype))
-    bits = np.dtype(f"u{a.dtype.itemsize}")
-    # (into an array of its own: of 0-d operands a ufunc makes a scalar)
-    return np.multiply(a.view(bits), mask, out=np.empty(a.shape, bits)).view(a.dtype)
+def _masked_key(a, axis, dtype, out, keepdims, where):
+    """The :data:`_MASKED` key of a ``where=`` call; None when its arguments cannot key it."""
+    tail = _cast_tail(dtype, out)
+    if tail is None:
+        return None
+    return (a.shape, a.dtype, axis, keepdims, where.shape, where.dtype, *tail)
 
 
-def _masked_means(filled, axes, counts, rd):
-    # The states sum every float with compensation (states._token): they
-    # have no values left to redo a narrow float's plain sum from.
-    st, _ = states.partial(filled, axes, keepdims=True)
-    return states.finish(st, counts, filled.dtype, rd, spread=False)
+def _remember_masked(a, axis, dtype, out, keepdims, where, steps):
+    key = _masked_key(a, axis, dtype, out, keepdims, where)
+    if key is not None:
+        steps.ready()
+        if len(_MASKED) >= _DIRECT_MAX:
+            _MASKED.clear()
+        _MASKED[key] = steps
 
 
 def _memoisable(rd, entry):

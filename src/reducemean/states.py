@@ -131,7 +131,7 @@ def finish(states, count, dtype, result_dtype=None, spread=True):
     ``numpy.mean``'s result dtype for ``dtype``.  A zero count gives NaN
     (the caller warns).  A complex mean with a non-finite part has it
     spread into the other part as numpy does, unless ``spread`` is false
-    (for a caller that redoes parts first: see numpy_api._masked).
+    (for a caller that redoes parts first, as masked.Steps does).
     """
     entry = _entry(dtype)
     rd = np.dtype(result_dtype) if result_dtype is not None else entry.mean_dtype
