@@ -1,11 +1,12 @@
 """``reducemean.dask.mean``: lazy, chunked, and equal to ``reducemean.mean``.
 
-The blocked result is compared with ``reducemean.mean`` of the whole
-computed array (a different path: one kernel launch over the full array, no
-states crossing chunk boundaries), bit for bit with ``np.array_equal``.  The
-dtype and shape come from ``numpy.mean``, and exactness from ``exact.py``
-(Fractions and Python ints), so the blocked path is also checked against
-references that share no code with the package.
+The blocked result is checked against the exact mean of the computed array
+(``exact.py``: Fractions and Python ints, through test_mean.check_values,
+with numpy.mean's result for the float64 rule), which shares no code with
+the package, and compared with ``reducemean.mean`` of the whole array (a
+different path: one kernel launch over the full array, no states crossing
+chunk boundaries), bit for bit with ``np.array_equal``.  The dtype and
+shape come from ``numpy.mean``.
 
 The scheduler tests use dask's threaded scheduler; the cluster tests start a
 two-process ``dask.distributed.LocalCluster`` of their own.
@@ -28,6 +29,7 @@ import reducemean  # noqa: E402
 import reducemean.dask as rdask  # noqa: E402
 from reducemean import launch, states  # noqa: E402
 from reducemean.numpy_compat import AxisError  # noqa: E402
+from test_mean import check_values  # noqa: E402  (the exact reference's checks)
 
 SHAPE = (23, 17, 9)
 
@@ -73,6 +75,7 @@ def _check(lazy, x, axis, keepdims, dtype=None):
     got = lazy.compute()
     assert got.dtype == ref.dtype
     assert np.shape(got) == np.shape(ref)
+    check_values(got, x, axis, np_ref=ref)
     assert np.array_equal(got, want), (got, want)
     return got
 
@@ -109,6 +112,7 @@ def test_several_means_of_one_array_in_one_graph():
     for g, (axis, kw) in zip(got, [(0, {}), (1, {}), (0, {"keepdims": True}), (None, {}),
                                     (0, {"dtype": np.float16})]):
         want = reducemean.mean(x, axis=axis, **kw)
+        check_values(g, x, axis, np_ref=np.mean(x, axis=axis, **kw))
         assert g.dtype == want.dtype and np.array_equal(g, want)
 
 
@@ -129,6 +133,7 @@ def test_bfloat16():
             got = rdask.mean(da.from_array(x, chunks=(5, 7, 4)), axis=axis).compute()
             want = reducemean.mean(x, axis=axis)
             assert got.dtype == want.dtype == x.dtype
+            check_values(got, x, axis)
             assert np.array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))
 
 
@@ -321,6 +326,7 @@ def test_lazy_and_chunks_run_serial_kernels(monkeypatch):
     with dask.config.set(scheduler="threads"):
         got = lazy.compute()
     assert len(seen) == 8 and all(seen)
+    check_values(got, x, 0, np_ref=np.mean(x, axis=0))
     assert np.array_equal(got, reducemean.mean(x, axis=0))
 
 
@@ -385,6 +391,7 @@ def test_distributed_equals_reducemean_mean(client, name, chunks, axis, keepdims
     want = reducemean.mean(x, axis=axis, keepdims=keepdims)
     ref = np.mean(x, axis=axis, keepdims=keepdims)
     assert got.dtype == ref.dtype and np.shape(got) == np.shape(ref)
+    check_values(got, x, axis, np_ref=ref)
     assert np.array_equal(got, want)
 
 
@@ -394,7 +401,9 @@ def test_distributed_runs_chunks_on_workers(client):
     lazy = rdask.mean(da.from_array(x, chunks=(8, 10)), axis=0)
     fut = client.compute(lazy)
     got = fut.result()
+    check_values(got, x, 0, np_ref=np.mean(x, axis=0))
     assert np.array_equal(got, reducemean.mean(x, axis=0))
-    # both worker processes imported reducemean.dask to run the tasks
+    # a worker process imported reducemean.dask to run the tasks (the
+    # scheduler may give every task to one of the two)
     loaded = client.run(lambda: "reducemean.dask" in sys.modules)
     assert len(loaded) == 2 and any(loaded.values())
