@@ -11,7 +11,6 @@ import json
 import os
 import statistics
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -222,19 +221,20 @@ def test_format_large_marks():
     assert "90%" in line.split()
 
 
-def test_paired_ratio_is_per_pair():
-    # The machine turns three times slower after the first seven calls.  Paired
-    # with the reference, the call meets the reference's conditions in all but
-    # one pair (ratio 1); timed in a block after the reference's block, every
-    # call would have met the slow phase (ratio 3).
-    calls = []
+def test_paired_ratio_is_per_pair(monkeypatch):
+    # The machine turns three times slower after the first seven calls, on a
+    # fake clock.  Paired with the reference, the call meets the reference's
+    # conditions in all but one pair (ratio 1); timed in a block after the
+    # reference's block, every call would have met the slow phase (ratio 3).
+    now, calls = [0.0], []
+    monkeypatch.setattr(timing, "clock", lambda: now[0])
 
     def cost():
         calls.append(None)
-        time.sleep(0.001 if len(calls) <= 7 else 0.003)
+        now[0] += 1.0 if len(calls) <= 7 else 3.0
 
     ratio, ref_t = timing.paired(cost, cost, repeat=7, warmup=0)
-    assert 0.7 < ratio < 1.5
+    assert ratio == 1.0  # pairs (1, 1), (1, 1), (1, 1), (1, 3), (3, 3), (3, 3), (3, 3)
     assert ref_t.samples == 7
 
 

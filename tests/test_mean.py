@@ -1816,13 +1816,17 @@ def test_concurrent_small_full_reductions_each_get_their_own_mean():
 
     arrays = [np.full((8, 8), float(i), np.float32) for i in range(8)]
     check_call(arrays[0])
-    wrong = []
+    wrong, done = [], []
 
     def work(i):
-        for _ in range(3000):
-            got = reducemean.mean(arrays[i])
-            if got != i:
-                wrong.append((i, got))
+        try:  # a thread's exception would not fail the test: record it
+            for _ in range(3000):
+                got = reducemean.mean(arrays[i])
+                if got != i:
+                    wrong.append((i, got))
+            done.append(i)
+        except BaseException as e:
+            wrong.append((i, repr(e)))
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(len(arrays))]
     for t in threads:
@@ -1830,6 +1834,7 @@ def test_concurrent_small_full_reductions_each_get_their_own_mean():
     for t in threads:
         t.join()
     assert not wrong, wrong[:5]
+    assert sorted(done) == list(range(len(arrays)))
 
 
 def test_memoised_axes_still_refuse_what_numpy_refuses():
