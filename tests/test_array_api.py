@@ -123,7 +123,8 @@ def test_negative_axes_equal_their_positive_forms(dtype):
             a = reducemean.mean(x, axis=axis, keepdims=keepdims)
             b = reducemean.mean(x, axis=neg, keepdims=keepdims)
             c = reducemean.mean(x, axis=tuple(reversed(neg)), keepdims=keepdims)
-            assert a.shape == b.shape == c.shape
+            assert a.shape == b.shape == c.shape == _expected_shape(x.shape, axis, keepdims)
+            _assert_exact(a, x, axis)
             np.testing.assert_array_equal(a, b)
             np.testing.assert_array_equal(a, c)
 

@@ -1600,6 +1600,11 @@ def _check_other_paths(v, axis):
         assert np.array_equal(out, want)
     if v.dtype.kind == "f":  # reduce_mean keeps the input's type (and takes no complex)
         r = reducemean.reduce_mean(v, axes=[axis], keepdims=0)
+        assert r.dtype == v.dtype and r.shape == want.shape
+        sums = np.asarray(v.astype(np.int64).sum(axis=axis)).ravel()
+        count = v.size // max(sums.size, 1)
+        for got, s in zip(r.ravel(), sums):
+            assert ulp_distance(got, Fraction(int(s), count), v.dtype) <= 1, (got, int(s), count)
         assert np.array_equal(r, reducemean.mean(v, axis=axis))
     st, count = states.partial(v, axis, keepdims=False)
     assert np.array_equal(states.finish(st, count, v.dtype, wide), want)
