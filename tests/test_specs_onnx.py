@@ -31,6 +31,12 @@ BASE_NAMES = ["float64", "float32", "float16", "int32", "int64", "uint32", "uint
 REFUSED_NAMES = ["int8", "int16", "uint8", "uint16", "bool", "complex64", "complex128"]
 
 
+def _prefix(opset, version=None):
+    """The start of every error message: the operator version the opset runs, and the opset."""
+    version = opset if version is None else version
+    return re.escape(f"ReduceMean-{version} (opset {opset}): ")
+
+
 def _axes_arg(axes, opset):
     """Axes as the opset spells them: an int64 input from 18, a list attribute before."""
     if axes is None:
@@ -143,14 +149,20 @@ def test_default_opset_is_18():
 @pytest.mark.parametrize("axes", [[3], [0, 5], [7]], ids=repr)
 def test_out_of_range_axes_refused(opset, axes):
     data = np.ones((2, 3, 4), dtype=np.float32)
-    with pytest.raises(ValueError):
+    bad = next(a for a in axes if a > 2)
+    low = 0 if opset < 11 else -3  # negative axes from opset 11
+    with pytest.raises(ValueError, match=_prefix(opset) + re.escape(
+            f"axes value {bad} is out of range [{low}, 2] for a rank-3 input; ")
+            + (r"axes must be unique and in \[0, r-1\]" if opset < 11
+               else r"axes must be unique; accepted range is \[-r, r-1\] where r = rank\(data\)$")):
         spec.reduce_mean(data, axes=_axes_arg(axes, opset), opset=opset)
 
 
 @pytest.mark.parametrize("opset", [11, 13, 18])
 def test_negative_out_of_range_refused(opset):
     data = np.ones((2, 3, 4), dtype=np.float32)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=_prefix(opset) + re.escape(
+            "axes value -4 is out of range [-3, 2] for a rank-3 input; ")):
         spec.reduce_mean(data, axes=_axes_arg([-4], opset), opset=opset)
 
 
@@ -158,14 +170,15 @@ def test_negative_out_of_range_refused(opset):
 @pytest.mark.parametrize("axes", [[1, 1], [0, 2, 0]], ids=repr)
 def test_duplicate_axes_refused(opset, axes):
     data = np.ones((2, 3, 4), dtype=np.float32)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=_prefix(opset) + re.escape(
+            f"axes {axes} name axis {axes[0]} more than once; axes must be unique")):
         spec.reduce_mean(data, axes=_axes_arg(axes, opset), opset=opset)
 
 
 @pytest.mark.parametrize("opset", [11, 13, 18])
 def test_duplicate_via_negative_refused(opset):
     data = np.ones((2, 3, 4), dtype=np.float32)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=_prefix(opset) + re.escape("axes [2, -1] name axis 2 more than once")):
         spec.reduce_mean(data, axes=_axes_arg([2, -1], opset), opset=opset)
 
 
@@ -174,8 +187,58 @@ def test_duplicate_via_negative_refused(opset):
 def test_non_integer_axes_refused(opset, axes):
     data = np.ones((2, 3, 4), dtype=np.float32)
     bad = np.array(axes) if opset >= 18 else axes
-    with pytest.raises(TypeError):
+    value = f"an array of {bad.dtype}" if opset >= 18 else f"{axes[0]!r} in {axes!r}"
+    rule = "axes: an input tensor(int64)" if opset >= 18 else "axes: a list of integers"
+    with pytest.raises(TypeError, match=_prefix(opset) + re.escape(
+            f"axes must be integers, got {value}; {rule}") + "$"):
         spec.reduce_mean(data, axes=bad, opset=opset)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("name,value,exc", [("keepdims", 2, ValueError), ("keepdims", "1", TypeError),
+                                            ("noop_with_empty_axes", -1, ValueError)], ids=repr)
+def test_bad_flags_refused_naming_the_version(opset, name, value, exc):
+    data = np.ones((2, 3, 4), dtype=np.float32)
+    with pytest.raises(exc, match=_prefix(opset) + re.escape(f"{name} must be 0 or 1") + ".*"
+                       + re.escape(f"got {value!r}") + "$"):
+        spec.reduce_mean(data, axes=_axes_arg([0], opset), opset=opset, **{name: value})
+
+
+# ---------------------------------------------------------------- the opset argument
+
+
+@pytest.mark.parametrize("opset,version", [(2, 1), (10, 1), (12, 11), (16, 13), (17, 13), (19, 18),
+                                           (25, 18), (np.int64(13), 13)])
+def test_an_opset_runs_the_newest_version_not_above_it(opset, version):
+    # ONNX: a model's opset imports each operator's newest version not above it
+    data = _random(np.random.default_rng(int(opset)), (3, 4), np.float32)
+    _check(spec.reduce_mean(data, axes=_axes_arg([1], version), keepdims=0, opset=opset),
+           data, (1,), False)
+    bf16 = data.astype(_dtype("bfloat16"))
+    if version >= 13:
+        _check(spec.reduce_mean(bf16, axes=_axes_arg([1], version), opset=opset), bf16, (1,), True)
+    else:
+        with pytest.raises(TypeError, match=_prefix(opset, version) + "input type bfloat16 is not in T"):
+            spec.reduce_mean(bf16, axes=_axes_arg([1], version), opset=opset)
+    noop = dict(axes=_axes_arg([], version), noop_with_empty_axes=1, opset=opset)
+    if version >= 18:
+        got = spec.reduce_mean(data, **noop)
+        assert np.array_equal(got, data) and not np.shares_memory(got, data)
+    else:
+        with pytest.raises(ValueError, match=_prefix(opset, version) + "no attribute noop_with_empty_axes"):
+            spec.reduce_mean(data, **noop)
+    if version < 11:
+        with pytest.raises(ValueError, match=_prefix(opset, version) + "negative axes"):
+            spec.reduce_mean(data, axes=[-1], opset=opset)
+
+
+@pytest.mark.parametrize("opset,exc", [(0, ValueError), (-18, ValueError), (True, TypeError),
+                                       (18.0, TypeError), ("18", TypeError), (None, TypeError)],
+                         ids=repr)
+def test_invalid_opsets_refused(opset, exc):
+    with pytest.raises(exc, match=r"^opset must be (an int|1 or more), got " + re.escape(repr(opset)
+                       if exc is TypeError else str(opset)) + "$"):
+        spec.reduce_mean(np.ones((2, 3), np.float32), axes=[0], opset=opset)
 
 
 # ---------------------------------------------------------------- noop_with_empty_axes

@@ -8,6 +8,7 @@ and an empty axis list may mean "no reduction" (identity).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,8 +17,8 @@ from .dispatch import entry_for, is_bfloat16
 from .engine import get_plan, native, reduce_new
 
 __all__ = [
-    "reduce_mean", "parse_axes", "normalize_axes", "normalize_for_spec", "check_flag",
-    "type_name", "operator_mean",
+    "reduce_mean", "parse_axes", "normalize_axes", "normalize_for_spec", "parse_for_spec",
+    "quoting", "check_flag", "type_name", "operator_mean",
 ]
 
 
@@ -78,12 +79,32 @@ def normalize_axes(axes, ndim, name="axes", allow_negative=True):
     return tuple(sorted(out))
 
 
-def normalize_for_spec(axes, ndim, spec):
-    """:func:`normalize_axes`, with a ``ValueError`` that quotes ``spec``'s axes rule."""
+_UNIQUE_AXES = "axes must be unique and in [-r, r-1]"
+
+
+def normalize_for_spec(axes, ndim, spec, rule=_UNIQUE_AXES, allow_negative=True):
+    """:func:`normalize_axes`, with a ``ValueError`` that names ``spec`` and quotes its axes ``rule``."""
+    with quoting(spec, rule):
+        return normalize_axes(axes, ndim, allow_negative=allow_negative)
+
+
+def parse_for_spec(axes, spec, rule):
+    """:func:`parse_axes`, with errors that name ``spec`` and quote its axes ``rule``."""
+    with quoting(spec, rule):
+        return parse_axes(axes)
+
+
+@contextlib.contextmanager
+def quoting(spec, rule=None):
+    """Re-raise the block's ``TypeError``/``ValueError`` as ``"spec: message; rule"``.
+
+    The same exception type, so that a spec front-end's errors keep the
+    shared helpers' types while each says which operator's rule broke.
+    """
     try:
-        return normalize_axes(axes, ndim)
-    except ValueError as e:
-        raise ValueError(f"{spec}: {e}; axes must be unique and in [-r, r-1]") from None
+        yield
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{spec}: {e}" + (f"; {rule}" if rule else "")) from None
 
 
 def check_flag(value, name):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..operator_api import normalize_for_spec, operator_mean, parse_axes, type_name
+from ..operator_api import normalize_for_spec, operator_mean, parse_for_spec, type_name
 
 _TYPES = ("float32", "bfloat16", "float16")
 
@@ -38,9 +38,9 @@ def reduce_mean(src, axes=None, keep_dims=False, *, axes_input=None):
             raise ValueError(
                 f"oneDNN ReduceMean: input 'axes' must be a 1-D s32 tensor, got shape {axes_input.shape}"
             )
-        ax = parse_axes(axes_input, "axes")
+        ax = parse_for_spec(axes_input, "oneDNN ReduceMean", "input 'axes' is a 1-D s32 tensor")
     else:
-        ax = parse_axes(axes, "axes")
+        ax = parse_for_spec(axes, "oneDNN ReduceMean", "attribute 'axes' is a s64 list")
     if not ax:
         return src.copy()  # "If axes is empty, corresponds to the identity operation"
     norm = normalize_for_spec(ax, src.ndim, "oneDNN ReduceMean")

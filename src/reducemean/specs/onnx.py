@@ -20,11 +20,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..operator_api import check_flag, normalize_axes, operator_mean, parse_axes, type_name
+from ..operator_api import (
+    check_flag, normalize_for_spec, operator_mean, parse_for_spec, quoting, type_name,
+)
 
 _BASE = ("float64", "float32", "float16", "int32", "int64", "uint32", "uint64")
 _TYPES = {1: _BASE, 11: _BASE, 13: _BASE + ("bfloat16",), 18: _BASE + ("bfloat16",)}
 _ONNX_NAMES = {"float64": "double", "float32": "float"}
+# the rules an error quotes: axes an attribute (ints) before 18, an input after
+_AXES_TYPE = {False: "axes: a list of integers", True: "axes: an input tensor(int64)"}
+_AXES_RANGE = {False: "axes must be unique and in [0, r-1] (negative axes from opset 11)",
+               True: "axes must be unique; accepted range is [-r, r-1] where r = rank(data)"}
 
 
 def version_for(opset):
@@ -39,35 +45,35 @@ def version_for(opset):
 def reduce_mean(data, axes=None, keepdims=1, noop_with_empty_axes=0, *, opset=18):
     """ReduceMean as ONNX ``opset`` defines it (see the module docstring for the table).
 
-    ``TypeError`` for a type outside the version's T, with the list quoted;
-    ``ValueError`` for negative axes below opset 11, for a true
-    ``noop_with_empty_axes`` below opset 18, and for axes out of range or
-    repeated.  Results as :func:`reducemean.reduce_mean`.
+    ``TypeError`` for a type outside the version's T, with the list quoted,
+    and for non-integer axes or flags; ``ValueError`` for negative axes
+    below opset 11, for a true ``noop_with_empty_axes`` below opset 18, and
+    for axes out of range or repeated.  Each message starts with the
+    version and the opset (``ReduceMean-11 (opset 12): ...``) and quotes the
+    rule broken.  Results as :func:`reducemean.reduce_mean`.
     """
     version = version_for(opset)
+    spec = f"ReduceMean-{version} (opset {opset})"  # every error names the version and the opset
     data = np.asarray(data)
     allowed = _TYPES[version]
     name = type_name(data.dtype)
     if name not in allowed:
         spelled = ", ".join(f"tensor({_ONNX_NAMES.get(t, t)})" for t in allowed)
-        raise TypeError(
-            f"ReduceMean-{version} (opset {opset}): input type {name} is not in T = ({spelled})"
-        )
-    keep = check_flag(keepdims, "keepdims")
-    noop = check_flag(noop_with_empty_axes, "noop_with_empty_axes")
+        raise TypeError(f"{spec}: input type {name} is not in T = ({spelled})")
+    with quoting(spec):
+        keep = check_flag(keepdims, "keepdims")
+        noop = check_flag(noop_with_empty_axes, "noop_with_empty_axes")
     if noop and version < 18:
-        raise ValueError(
-            f"ReduceMean-{version} (opset {opset}) has no attribute noop_with_empty_axes; "
-            "it exists from opset 18"
-        )
-    ax = parse_axes(axes)
+        raise ValueError(f"{spec}: no attribute noop_with_empty_axes; it exists from opset 18")
+    ax = parse_for_spec(axes, spec, _AXES_TYPE[version >= 18])
     if not ax:
         if noop:
             return data.copy()
         return operator_mean(data, tuple(range(data.ndim)), keep)
     if version < 11 and any(a < 0 for a in ax):
         raise ValueError(
-            f"ReduceMean-1 (opset {opset}): negative axes {ax} are accepted only from opset 11; "
+            f"{spec}: negative axes {ax} are accepted only from opset 11; "
             f"axes must be in [0, {data.ndim - 1}]"
         )
-    return operator_mean(data, normalize_axes(ax, data.ndim), keep)
+    return operator_mean(data, normalize_for_spec(ax, data.ndim, spec, _AXES_RANGE[version >= 11],
+                                                  allow_negative=version >= 11), keep)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..operator_api import normalize_for_spec, operator_mean, parse_axes, type_name
+from ..operator_api import normalize_for_spec, operator_mean, parse_for_spec, type_name
 
 _RULE_T = "T: any supported numeric type"
+_RULE_AXES = "'axes' is a scalar or 1D tensor of unique elements and type T_IND"
 
 
 def reduce_mean(data, axes, keep_dims=False):
@@ -34,7 +35,8 @@ def reduce_mean(data, axes, keep_dims=False):
             raise ValueError(
                 f"ReduceMean-1: 'axes' must be a scalar or 1D tensor, got shape {arr.shape}"
             )
-        ax = parse_axes(arr if arr.size or arr.dtype.kind in "iu" else [], "axes")
+        ax = parse_for_spec(arr if arr.size or arr.dtype.kind in "iu" else [], "ReduceMean-1",
+                            _RULE_AXES)
     if not ax:
         return data.copy()  # "If axes is an empty list, ReduceMean corresponds to the identity"
     norm = normalize_for_spec(ax, data.ndim, "ReduceMean-1")
