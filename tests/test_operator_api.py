@@ -52,3 +52,36 @@ def test_mean_keepdims_of_other_types_behaves_as_numpy(bad):
 def test_axes_beyond_any_rank_name_the_value_and_range(axes):
     with pytest.raises(ValueError, match=r"out of range \[-3, 2\]"):
         reducemean.reduce_mean(X, axes=axes)
+
+
+# ---------------------------------------------------------------- views: no copy
+
+
+_FRONT_ENDS = {
+    "reduce_mean": lambda v, ax: reducemean.reduce_mean(v, axes=list(ax), keepdims=0),
+    "onnx-11": lambda v, ax: onnx.reduce_mean(v, axes=list(ax), keepdims=0, opset=11),
+    "openvino": lambda v, ax: openvino.reduce_mean(v, np.array(ax, np.int64)),
+    "onednn": lambda v, ax: onednn.reduce_mean(v, axes_input=np.array(ax, np.int32)),
+}
+
+
+@pytest.mark.parametrize("kind", ["transposed", "stepped", "negative_steps", "fortran", "readonly",
+                                  "unaligned", "broadcast_col", "permuted_3d"])
+@pytest.mark.parametrize("front", sorted(_FRONT_ENDS))
+def test_front_ends_reduce_views_without_a_copy(front, kind):
+    # as reducemean.mean (test_mean_views.test_big_views_no_copy): the
+    # operators share its kernels, and must not copy a view on their way to them
+    from test_mean_views import _exact_big, _logical, _make_test_view, _peak_traced
+    from exact import ulp_distance
+
+    ints = np.random.default_rng(7).integers(-1000, 1001, size=2**23).astype(np.int64)
+    v = _make_test_view(kind, ints.astype(np.float32))
+    nbytes = v.size * v.itemsize  # 32 MiB
+    for ax in ((0,), tuple(range(1, v.ndim)), tuple(range(v.ndim))):
+        got, peak = _peak_traced(lambda: _FRONT_ENDS[front](v, ax))  # noqa: B023
+        assert peak < nbytes / 4, f"{front} {kind} axes {ax}: {peak / 2**20:.1f} MiB traced (a copy?)"
+        assert got.dtype == np.float32
+        exact = _exact_big(_logical(kind, ints), ax)
+        assert np.shape(got) == exact.shape
+        worst = max(ulp_distance(g, e, np.float32) for g, e in zip(np.ravel(got), exact.ravel()))
+        assert worst <= 1, (front, kind, ax, worst)
