@@ -85,3 +85,42 @@ def test_front_ends_reduce_views_without_a_copy(front, kind):
         assert np.shape(got) == exact.shape
         worst = max(ulp_distance(g, e, np.float32) for g, e in zip(np.ravel(got), exact.ravel()))
         assert worst <= 1, (front, kind, ax, worst)
+
+
+def test_front_ends_from_many_threads_each_get_their_own_means():
+    # as reducemean.mean's threaded tests: the operators' memoised plans and
+    # kernels are shared by every thread, the results must not be
+    import threading
+
+    rng = np.random.default_rng(11)
+    arrays = [rng.integers(-2**62, 2**62, (64, 96), dtype=np.int64) for _ in range(4)]
+    # the exact means over axis 0 truncated toward zero, from Python ints
+    want = [[_trunc_div(sum(int(v) for v in a[:, j]), 64) for j in range(96)] for a in arrays]
+    calls = [lambda a: reducemean.reduce_mean(a, axes=[0], keepdims=0),
+             lambda a: onnx.reduce_mean(a, axes=[0], keepdims=0, opset=13),
+             lambda a: openvino.reduce_mean(a, np.array([0]))]
+    wrong, done = [], []
+
+    def work(k):
+        try:  # a thread's exception would not fail the test: record it
+            for i in range(60):
+                got = calls[i % 3](arrays[k])
+                if got.dtype != np.int64 or got.tolist() != want[k]:
+                    wrong.append((k, i % 3))
+            done.append(k)
+        except BaseException as e:
+            wrong.append((k, repr(e)))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
+    assert sorted(done) == [0, 1, 2, 3]
+
+
+def _trunc_div(total, n):
+    """``total / n`` truncated toward zero, in Python ints."""
+    q = abs(total) // n
+    return q if total >= 0 else -q
