@@ -27,10 +27,12 @@ from ..operator_api import (
 _BASE = ("float64", "float32", "float16", "int32", "int64", "uint32", "uint64")
 _TYPES = {1: _BASE, 11: _BASE, 13: _BASE + ("bfloat16",), 18: _BASE + ("bfloat16",)}
 _ONNX_NAMES = {"float64": "double", "float32": "float"}
-# the rules an error quotes: axes an attribute (ints) before 18, an input after
-_AXES_TYPE = {False: "axes: a list of integers", True: "axes: an input tensor(int64)"}
-_AXES_RANGE = {False: "axes must be unique and in [0, r-1] (negative axes from opset 11)",
-               True: "axes must be unique; accepted range is [-r, r-1] where r = rank(data)"}
+# the rules an error quotes: axes an attribute (ints) before 18, an input
+# from 18; negative axes from 11
+_AXES_ATTRIBUTE = "axes: a list of integers"
+_AXES_INPUT = "axes: an input tensor(int64)"
+_AXES_RANGE_1 = "axes must be unique and in [0, r-1] (negative axes from opset 11)"
+_AXES_RANGE = "axes must be unique; accepted range is [-r, r-1] where r = rank(data)"
 
 
 def version_for(opset):
@@ -65,7 +67,7 @@ def reduce_mean(data, axes=None, keepdims=1, noop_with_empty_axes=0, *, opset=18
         noop = check_flag(noop_with_empty_axes, "noop_with_empty_axes")
     if noop and version < 18:
         raise ValueError(f"{spec}: no attribute noop_with_empty_axes; it exists from opset 18")
-    ax = parse_for_spec(axes, spec, _AXES_TYPE[version >= 18])
+    ax = parse_for_spec(axes, spec, _AXES_INPUT if version >= 18 else _AXES_ATTRIBUTE)
     if not ax:
         if noop:
             return data.copy()
@@ -75,5 +77,7 @@ def reduce_mean(data, axes=None, keepdims=1, noop_with_empty_axes=0, *, opset=18
             f"{spec}: negative axes {ax} are accepted only from opset 11; "
             f"axes must be in [0, {data.ndim - 1}]"
         )
-    return operator_mean(data, normalize_for_spec(ax, data.ndim, spec, _AXES_RANGE[version >= 11],
-                                                  allow_negative=version >= 11), keep)
+    signed = version >= 11
+    norm = normalize_for_spec(ax, data.ndim, spec, _AXES_RANGE if signed else _AXES_RANGE_1,
+                              allow_negative=signed)
+    return operator_mean(data, norm, keep)
