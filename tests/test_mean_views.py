@@ -40,6 +40,7 @@ from test_mean import (  # shared reference helpers (no test functions)
     make_data,
     normalize_axes,
     resolve,
+    run,
 )
 
 
@@ -153,6 +154,62 @@ def test_non_native_byte_order(name):
         for axis in (None, 0, 2, (0, 1), (2, 0), ()):
             for keepdims in (False, True):
                 check_call(v, axis=axis, keepdims=keepdims)
+
+
+_SWAPPED_OUT = {"int32": ["float64", "float32", "complex128"],
+                "float64": ["float64", "float32", "complex128"],
+                "float32": ["float32", "float64", "float16", "complex64"],
+                "float16": ["float16", "float32"],
+                "complex64": ["complex64", "complex128"],
+                "complex128": ["complex128", "complex64"]}
+
+
+@pytest.mark.parametrize("name", sorted(_SWAPPED_OUT))
+def test_out_of_non_native_byte_order_is_filled_as_numpy_fills_it(name):
+    # numpy casts the mean into such an ``out``; the kernels write native
+    # values, which a swapped float64 read back as float32 values and a
+    # swapped complex as garbage (with where=, past its buffer's end)
+    dt = np.dtype(name)
+    rng = np.random.default_rng(17)
+    a = make_data(dt, (5, 7, 3), rng)
+    for out_name in _SWAPPED_OUT[name]:
+        od = np.dtype(out_name).newbyteorder()
+        for axis, where in ((1, True), ((0, 2), True), (0, rng.random((5, 7, 3)) < 0.7),
+                            (1, np.array([True, False, True]))):
+            shape = np.mean(a, axis=axis).shape
+            with np.errstate(all="ignore"):
+                got, ref = check_call(a, axis=axis, out=np.zeros(shape, od), where=where)
+            assert got.dtype == od
+            keep = np.zeros((1,) + shape, od)  # keepdims too, into a view of its own
+            check_call(a, axis=axis, keepdims=True, out=keep.reshape(np.mean(
+                a, axis=axis, keepdims=True).shape), where=where)
+
+
+@pytest.mark.parametrize("dtype", [">f8", ">f4", ">c8", ">f2", ">c16"])
+def test_dtype_of_non_native_byte_order_as_numpy(dtype):
+    # numpy 2 refuses such a ``dtype`` (its ufuncs select only the general type)
+    a = np.arange(12.0).reshape(3, 4)
+    ref, ref_exc, _ = run(np.mean, a, axis=1, dtype=dtype)
+    got, exc, _ = run(reducemean.mean, a, axis=1, dtype=dtype)
+    if ref_exc is not None:
+        assert type(exc) is type(ref_exc), (exc, ref_exc)
+    else:
+        assert exc is None and got.dtype == ref.dtype
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_masked_complex128_of_fortran_order_with_a_broadcast_mask_redoes_large_sums():
+    # the zero-filled temporary must be C-ordered: a Fortran one's flat view
+    # was a copy, so the scaled second pass of sums past the float64 range
+    # scaled nothing, and a finite mean came back inf+nanj
+    big = np.finfo(np.float64).max / 8
+    a = np.asfortranarray(np.array([[1 + 1j, 1 + 1j, 3 - 2j], [big + 1j, big - 1j, 1 + 1j],
+                                    [big - 3j, 5 + 1j, big + big * 1j]]))
+    for mask in (np.array([[True, True, False]]), np.array([[True], [True], [False]]),
+                 np.ones((3, 3), bool)):
+        for axis in ((), 0, 1, None):
+            check_call(a, axis=axis, where=mask)
+            check_call(a.T, axis=axis, where=mask.T if mask.shape != (3, 3) else mask)
 
 
 # hypothesis: random strided / permuted views of random arrays

@@ -328,7 +328,14 @@ def complex_nonfinite_as_numpy(res):
 
 
 def supported_result(dtype, entry):
-    """True when the kernels can write a result of ``dtype`` for this input."""
+    """True when the kernels can write a result of ``dtype`` for this input.
+
+    Never for a non-native byte order: the kernels write native values (a
+    swapped float64 came back as float32 values, a swapped complex as
+    garbage).
+    """
+    if not dtype.isnative:
+        return False
     if entry.pairs:
         return dtype.kind == "c" and dtype.itemsize in (8, 16)
     return dtype.kind == "f" and dtype.itemsize in (2, 4, 8) or is_bfloat16(dtype)

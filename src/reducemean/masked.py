@@ -38,7 +38,12 @@ def zero_filled(a, mask, bits=None):
     type of ``a``'s width, when the caller has it.
     """
     if a.dtype.itemsize > 8:  # complex128: no unsigned integer as wide
-        return np.where(mask, a, np.zeros((), a.dtype))
+        # into zeros of C order: np.where follows its inputs' order, and a
+        # Fortran temporary's flat view is a copy, which the scaled second
+        # pass scaled in vain (a large value came back inf+nanj)
+        filled = _zeros(a.shape, a.dtype)
+        np.copyto(filled, a, where=mask)
+        return filled
     if bits is None:
         bits = np.dtype(f"u{a.dtype.itemsize}")
     # (into an array of its own: of 0-d operands a ufunc makes a scalar)

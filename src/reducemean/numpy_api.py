@@ -251,6 +251,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         if type(out) is not np.ndarray or out.shape != plan.out_shape or not out.flags.writeable:
             return _numpy(a, axis, dtype, out, keepdims, where)
         od = out.dtype
+        if not od.isnative:  # the means are made native, then cast into ``out`` as numpy's are
+            od = od.newbyteorder("=")
         if supported_result(od, entry):
             rd = od
         elif od.kind == "c" and od.itemsize in (8, 16) and not entry.pairs:
