@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import multiprocessing
 import re
-import threading
 import tracemalloc
 from fractions import Fraction
 
@@ -27,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exact import ulp_distance
+from threads import run_threads
 
 import reducemean
 from test_mean import (  # shared reference helpers (no test functions)
@@ -510,27 +510,16 @@ def _check_result(got, a, axis, exact):
 def test_many_threads_at_once():
     tasks = _thread_tasks()
     n_threads, rounds = 8, 12
-    barrier = threading.Barrier(n_threads)
     results = [[] for _ in range(n_threads)]
-    errors = []
 
     def worker(k):
-        try:
-            barrier.wait()
-            for r in range(rounds):
-                for j in range(len(tasks)):
-                    a, axis, _ = tasks[(j + k + r) % len(tasks)]
-                    got = reducemean.mean(a, axis=axis)
-                    results[k].append(((j + k + r) % len(tasks), np.array(got, copy=True)))
-        except BaseException as e:  # noqa: BLE001
-            errors.append(e)
+        for r in range(rounds):
+            for j in range(len(tasks)):
+                a, axis, _ = tasks[(j + k + r) % len(tasks)]
+                got = reducemean.mean(a, axis=axis)
+                results[k].append(((j + k + r) % len(tasks), np.array(got, copy=True)))
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(n_threads)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(240)
-    assert not any(t.is_alive() for t in threads), "threads hung"
+    errors = run_threads(worker, [(k,) for k in range(n_threads)], timeout=240)
     assert not errors, errors
     # validate each distinct result once
     seen = {}

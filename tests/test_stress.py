@@ -1,6 +1,5 @@
 """Stress: random shapes, views, dtypes and axes from several threads, against exact means."""
 
-import threading
 import time
 import warnings
 
@@ -8,6 +7,7 @@ import numpy as np
 import pytest
 
 import exact
+from threads import run_threads
 import reducemean
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -70,28 +70,18 @@ def _check(view, axis):
 @pytest.mark.timeout(120)
 def test_threads_random_views_against_exact_reference():
     failures = []
-    counts = []
     deadline = time.monotonic() + BUDGET_S
 
     def worker(seed):
         rng = np.random.default_rng(seed)
         n = 0
-        try:  # a thread's exception would not fail the test: record it
-            # at least MIN_CASES each, then as many as the budget allows
-            while n < MIN_CASES or (time.monotonic() < deadline and n < 400):
-                view, axis = _random_case(rng)
-                msg = _check(view, axis)
-                if msg:
-                    failures.append(msg)
-                n += 1
-        except BaseException as e:
-            failures.append(f"seed {seed}, case {n}: {e!r}")
-        counts.append(n)
+        # at least MIN_CASES each, then as many as the budget allows
+        while n < MIN_CASES or (time.monotonic() < deadline and n < 400):
+            view, axis = _random_case(rng)
+            msg = _check(view, axis)
+            if msg:
+                failures.append(msg)
+            n += 1
 
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    assert run_threads(worker, [(s,) for s in range(4)]) == []
     assert failures == []
-    assert len(counts) == 4 and min(counts) >= MIN_CASES
