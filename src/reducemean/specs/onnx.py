@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..operator_api import (
-    check_flag, normalize_for_spec, operator_mean, parse_for_spec, quoting, type_name,
+    check_flag, normalize_for_spec, operator_mean, parse_for_spec, quoted, type_name,
 )
 
 _BASE = ("float64", "float32", "float16", "int32", "int64", "uint32", "uint64")
@@ -62,9 +62,11 @@ def reduce_mean(data, axes=None, keepdims=1, noop_with_empty_axes=0, *, opset=18
     if name not in allowed:
         spelled = ", ".join(f"tensor({_ONNX_NAMES.get(t, t)})" for t in allowed)
         raise TypeError(f"{spec}: input type {name} is not in T = ({spelled})")
-    with quoting(spec):
+    try:
         keep = check_flag(keepdims, "keepdims")
         noop = check_flag(noop_with_empty_axes, "noop_with_empty_axes")
+    except (TypeError, ValueError) as e:
+        raise quoted(e, spec) from None
     if noop and version < 18:
         raise ValueError(f"{spec}: no attribute noop_with_empty_axes; it exists from opset 18")
     ax = parse_for_spec(axes, spec, _AXES_INPUT if version >= 18 else _AXES_ATTRIBUTE)
