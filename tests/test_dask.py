@@ -235,6 +235,90 @@ def test_nan_and_inf_propagate():
     np.testing.assert_array_equal(got, [np.nan, np.nan, np.inf, 0.0])
 
 
+def _near_the_top(shape, complex_=False, seed=3):
+    """float64 values near +-1.7e308, whose sums leave the range but whose means do not."""
+    rng = np.random.default_rng(seed)
+
+    def part():
+        return rng.choice([1.7e308, -1.7e308, 1e308, -9e307], shape) * rng.uniform(0.5, 1, shape)
+
+    return part() + 1j * part() if complex_ else part()
+
+
+@pytest.mark.parametrize("complex_, dtype", [(False, None), (False, np.float32), (True, None)],
+                         ids=["float64", "float64-to-float32", "complex128"])
+@pytest.mark.parametrize("axis", [None, 0, (0, 2)], ids=str)
+@pytest.mark.parametrize("chunks", [(8, 5, 9), ((1, 15, 7), (2, 11, 4), (5, 1, 3))],
+                         ids=["regular", "uneven"])
+def test_float64_sums_past_the_range_are_redone_scaled(chunks, axis, complex_, dtype):
+    """As reducemean.mean redoes them: numpy's sums (and dask's) overflow to inf or NaN."""
+    x = _near_the_top(SHAPE, complex_)
+    with dask.config.set(scheduler="threads"):
+        got = rdask.mean(da.from_array(x, chunks=chunks), axis=axis, dtype=dtype).compute()
+    want = reducemean.mean(x, axis=axis, dtype=dtype)
+    assert np.array_equal(got, want, equal_nan=True), (got, want)
+    if dtype is None:
+        assert np.isfinite(want).all()
+        with np.errstate(over="ignore", invalid="ignore"):  # numpy's own sums overflow
+            ref = np.mean(x, axis=axis)
+        check_values(got, x, axis, np_ref=ref)
+    else:  # means past float32's range: Inf of their sign, where numpy's are NaN
+        wide = reducemean.mean(x, axis=axis)
+        with np.errstate(over="ignore"):
+            assert np.array_equal(got, np.asarray(wide).astype(dtype))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # inf * 0, as in numpy
+def test_sums_past_the_range_beside_inf_and_nan_inputs():
+    """A chunk with an Inf or NaN input is redone too; its means stay Inf or NaN."""
+    for complex_ in (False, True):
+        x = _near_the_top((6, 4), complex_)
+        x[0, 1] = np.inf
+        x[4, 2] = -np.inf
+        x[5, 3] = np.nan
+        x[1, 0] = complex(1.7e308, np.inf) if complex_ else 1.7e308
+        for chunks in [(2, 2), (1, 4), (6, 1)]:
+            with dask.config.set(scheduler="threads"):
+                got = rdask.mean(da.from_array(x, chunks=chunks), axis=0).compute()
+            want = reducemean.mean(x, axis=0)
+            assert np.array_equal(got, want, equal_nan=True), (chunks, got, want)
+            assert np.isinf(got.real[1]) and np.isinf(got.real[2]) and np.isnan(got.real[3])
+            if not complex_:
+                assert exact.ulp_distance(got[0], exact.exact_mean_values(x[:, 0].tolist()), np.float64) <= 1
+
+
+def test_merges_that_pass_the_range_are_redone_from_their_chunks(monkeypatch):
+    """Chunks whose sums stay in range can merge past it: those merges are redone scaled.
+
+    It takes some 2**29 chunks to merge sums below the kernels' limit
+    (2**995) past the float64 range; with the limit raised to 1.7e308 two
+    chunks of 1.5e308 do.
+    """
+    monkeypatch.setattr(states, "SUM_LIMIT", 1.7e308)
+    x = np.full((6, 3), 1.5e308)
+    x[::2, 1] *= -1.0
+    x[:3, 2] = 3.0
+    with dask.config.set(scheduler="threads"):
+        got = rdask.mean(da.from_array(x, chunks=(1, 3)), axis=0).compute()
+    assert np.array_equal(got, reducemean.mean(x, axis=0))
+    for k in range(3):
+        assert exact.ulp_distance(got[k], exact.exact_mean_values(x[:, k].tolist()), np.float64) <= 1
+
+
+def test_sums_past_the_range_with_chunks_of_unknown_size():
+    """The scale must hold for any count when dask cannot tell the count."""
+    x = _near_the_top((40, 6))
+    lazy = da.from_array(x, chunks=(7, 3))
+    unknown = lazy[lazy[:, 0] == lazy[:, 0]]  # every row, in chunks of unknown length
+    assert np.isnan(unknown.shape[0])
+    with dask.config.set(scheduler="threads"):
+        got = rdask.mean(unknown, axis=0).compute()
+    assert np.array_equal(got, reducemean.mean(x, axis=0))
+    with np.errstate(over="ignore", invalid="ignore"):  # numpy's own sums overflow
+        ref = np.mean(x, axis=0)
+    check_values(got, x, 0, np_ref=ref)
+
+
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # inf * 0, as in numpy
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_complex_non_finite_parts_as_numpy(dtype):

@@ -4392,7 +4392,7 @@ def _quotient_to_float(q, r, n):
     return qh + (tail + np.float64(r) / np.float64(n))
 
 
-_SUM_LIMIT = 2.0**995  # larger sums take the engine's scaled second pass
+SUM_LIMIT = 2.0**995  # larger sums take the engine's scaled second pass
 
 
 @intrinsic
@@ -4653,7 +4653,7 @@ store_block = emitted(store_block, _store_block, _returns_int64)
 
 @intrinsic
 def _out_of_range(typingctx, a):
-    """1 if the float sum ``a`` is past :data:`_SUM_LIMIT` or NaN, else 0 (see :func:`widen`)."""
+    """1 if the float sum ``a`` is past :data:`SUM_LIMIT` or NaN, else 0 (see :func:`widen`)."""
     if not isinstance(a, types.Float):
         return None
 
@@ -4662,7 +4662,7 @@ def _out_of_range(typingctx, a):
         fabs = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(ir.DoubleType(), [ir.DoubleType()]), "llvm.fabs.f64")
         inside = builder.fcmp_ordered("<=", builder.call(fabs, [x]),
-                                      ir.Constant(ir.DoubleType(), _SUM_LIMIT))
+                                      ir.Constant(ir.DoubleType(), SUM_LIMIT))
         return builder.zext(builder.not_(inside), ir.IntType(64))
 
     return types.int64(a), codegen

@@ -14,6 +14,11 @@ values are gone by then.)
 A state array has the shape of the reduced result plus a trailing axis of 2
 (the pair ``(a, b)``); complex inputs add one more axis of 2 before it (the
 real and imaginary parts).  Its dtype is float64, int64 or uint64.
+
+float64 sums can leave the float64 range where their means do not; a
+caller redoes them as :func:`reducemean.mean` does, from states summed on
+scaled values (:func:`scale_for`, :func:`past_range`, :func:`scaled`), as
+:mod:`reducemean.dask` does.
 """
 
 from __future__ import annotations
@@ -25,9 +30,12 @@ from .dispatch import entry_for
 from .engine import (
     complex_nonfinite_as_numpy, forwards, get_plan, native, permute_into, storage_view, summed_by,
 )
+from .numerics import SUM_LIMIT, scaled_token
 from .plan import normalize_axis
 
-__all__ = ["partial", "combine", "reduce", "finish", "state_dtype"]
+__all__ = [
+    "partial", "combine", "reduce", "finish", "state_dtype", "scale_for", "past_range", "scaled",
+]
 
 
 def _entry(dtype):
@@ -42,12 +50,14 @@ def state_dtype(dtype) -> np.dtype:
     return _entry(dtype).state_dtype
 
 
-def partial(a, axis=None, keepdims=True):
+def partial(a, axis=None, keepdims=True, scale=None):
     """States of ``a`` summed over ``axis``; returns ``(states, count)``.
 
     ``count`` is the number of values summed into each state.  Floats of
     every width are summed with compensation (see :func:`_token`), so
-    the states serve any result dtype :func:`finish` is asked for.
+    the states serve any result dtype :func:`finish` is asked for.  With
+    ``scale`` (:func:`scale_for`'s token) float64 values are summed times
+    its power of two, for sums that would leave the float64 range.
     """
     a = native(np.asarray(a))
     entry = _entry(a.dtype)
@@ -61,7 +71,8 @@ def partial(a, axis=None, keepdims=True):
             kept, order = plan.permute
             inner = ((2,) if entry.pairs else ()) + (2,)  # (complex parts,) the state's pair
             mem = np.zeros(kept + inner, entry.state_dtype)
-        buf, tok = storage_view(a, plan, entry), _token(entry)
+        buf = storage_view(a, plan, entry)
+        tok = _token(entry) if scale is None else scale
         way = summed_by(plan)  # as engine.run sums it
         if way is not None:
             mem.reshape(-1, 2)[...] = way.states(plan, buf, tok, entry)
@@ -75,6 +86,36 @@ def partial(a, axis=None, keepdims=True):
 
 
 _F8 = np.dtype(np.float64)
+
+
+def scale_for(dtype, count):
+    """``(token, 2**k)`` for scaled states of ``dtype``, or None when its sums cannot overflow.
+
+    Only float64 storage (float64, complex128) can: every narrower type is
+    summed in float64.  Its sums of ``count`` values (None: any count up to
+    2**64) taken times ``2**-k`` stay in range, as the engine's second pass
+    reads them (engine.redo_out_of_range), so means from scaled states
+    are those of :func:`reducemean.mean`.
+    """
+    if _entry(dtype).storage != _F8:
+        return None
+    return scaled_token(2**64 if count is None else max(int(count), 1))
+
+
+def past_range(states):
+    """Whether any float64 sum in ``states`` is non-finite or past the kernels' limit.
+
+    Those are the sums the engine would redo on scaled values (an Inf or NaN
+    input gives one too, as it does there).
+    """
+    a = states[..., 0]
+    # (max and min carry a NaN through, which then fails the comparison)
+    return bool(a.size) and not (a.max() <= SUM_LIMIT and a.min() >= -SUM_LIMIT)
+
+
+def scaled(states, factor):
+    """``states`` times the power of two ``factor``: exact unless a word falls below the normals."""
+    return np.asarray(states, np.float64) * factor
 
 
 def _token(entry):
