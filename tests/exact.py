@@ -186,3 +186,40 @@ def trunc_mean(values):
     s = sum(values)
     q = abs(s) // len(values)
     return q if s >= 0 else -q
+
+
+@functools.lru_cache(maxsize=None)
+def _finite_values(dtype):
+    """Every finite value of a 16-bit float type, ascending, as (Fractions, bit patterns)."""
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    with np.errstate(invalid="ignore"):  # (the NaN patterns)
+        vals = bits.view(dtype).astype(np.float64)
+    keep = np.isfinite(vals) & ~((vals == 0) & np.signbit(vals))  # one zero
+    order = np.argsort(vals[keep], kind="stable")
+    return [Fraction(float(v)) for v in vals[keep][order]], bits[keep][order]
+
+
+def round_to_16(value, dtype):
+    """The exact ``value`` (a Fraction) rounded to nearest, ties to even, in a 16-bit float type.
+
+    Found among the type's own values, with no float arithmetic: the two
+    that bracket ``value``, the nearer, on a tie the one whose last bit is
+    0; beyond the largest value by half its spacing or more, Inf.
+    """
+    import bisect
+
+    dtype = np.dtype(dtype)
+    vals, bits = _finite_values(dtype)
+    top = vals[-1] + (vals[-1] - vals[-2]) / 2
+    if abs(value) >= top:
+        return np.array(math.copysign(math.inf, value)).astype(dtype)
+    k = bisect.bisect_left(vals, value)
+    if k == len(vals) or (k == 0 and value < vals[0]):  # within half a spacing past the end
+        k = min(k, len(vals) - 1)
+        return bits[k:k + 1].view(dtype)[0]
+    if vals[k] == value:
+        return bits[k:k + 1].view(dtype)[0]
+    lo, hi = k - 1, k
+    dlo, dhi = value - vals[lo], vals[hi] - value
+    pick = lo if dlo < dhi or (dlo == dhi and bits[lo] % 2 == 0) else hi
+    return bits[pick:pick + 1].view(dtype)[0]

@@ -1913,3 +1913,94 @@ def test_means_of_negative_zeros_are_positive_zeros_as_numpy_gives(name):
         got = np.asarray(reducemean.mean(x, axis=axis)).astype(exact)
         assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want)), shape
         assert not np.signbit(want).any()
+
+
+# --------------------------------------------------------------------------
+# 16-bit results: the float64 mean rounded once
+# --------------------------------------------------------------------------
+
+def _near_midpoints(n, result, sign, above):
+    """Values of ``n`` (a power of two, at least 4) whose mean lies a little off a midpoint
+    of ``result``'s values near 1: above 1 + 2**-m (between 1 and the next value, an even
+    one below), or below 1 + 3 * 2**-m (an even one above), so that a float32 rounded
+    to nearest would sit on the midpoint and round to the even side, the wrong one."""
+    m = 11 if result == np.float16 else 8  # a float16 value near 1 is 1 + k * 2**-10
+    delta = 2.0**-26  # below half a float32 ulp at 1
+    x = np.zeros(n)
+    x[0] = x[1] = n / 2  # each value k * 2**j with k of two bits: every float type holds it
+    x[2] = (1 if above else 3) * n * 2.0**-m
+    x[3] = n * delta if above else -n * delta
+    return sign * x
+
+
+MIDPOINT_TYPES = [("float16", "float16"), ("bfloat16", "bfloat16"), ("float32", "float16"),
+                  ("float32", "bfloat16"), ("float64", "float16"), ("float64", "bfloat16"),
+                  ("float16", "bfloat16"), ("bfloat16", "float16")]
+
+
+@pytest.mark.parametrize("layout", ["whole", "rows", "columns"])
+@pytest.mark.parametrize("n", [4, 64])
+@pytest.mark.parametrize("name,result", MIDPOINT_TYPES, ids=[f"{a}-{b}" for a, b in MIDPOINT_TYPES])
+def test_16_bit_results_are_the_mean_rounded_once(name, result, n, layout):
+    """Not through a float32 rounded to nearest, which would round these to even.
+
+    The same in every front-end that gives a 16-bit result: mean (dtype=, or
+    the input's own type), mean with where=, reduce_mean, reducemean.dask.
+    """
+    from exact import round_to_16
+
+    dt, rd = resolve(name), resolve(result)
+    for sign, above in itertools.product((1, -1), (True, False)):
+        row = _near_midpoints(n, rd, sign, above)
+        assert np.array_equal(row.astype(dt).astype(np.float64), row)  # the values are dt's
+        want = round_to_16(exact_mean_values(row.tolist()), rd)
+        with np.errstate(over="ignore"):
+            assert np.float32(exact_mean_values(row.tolist())).astype(rd) != want  # the trap
+        if layout == "whole":
+            a, axis = row.astype(dt), None
+        elif layout == "rows":
+            a, axis = np.tile(row, (32, 1)).astype(dt), 1
+        else:
+            a, axis = np.ascontiguousarray(np.tile(row, (32, 1)).T).astype(dt), 0
+        kw = {} if rd == dt else {"dtype": rd}
+        got = [reducemean.mean(a, axis=axis, **kw),
+               reducemean.mean(a, axis=axis, where=np.ones(a.shape, bool), **kw)]
+        if rd == dt:
+            got.append(reducemean.reduce_mean(a, axes=axis, keepdims=0))
+        try:
+            import dask.array as da
+
+            import reducemean.dask as rdask
+        except ImportError:  # pragma: no cover - dask is a test dependency
+            pass
+        else:
+            chunks = tuple(max(1, s // 3) for s in a.shape)
+            got.append(rdask.mean(da.from_array(a, chunks=chunks), axis=axis,
+                                  **kw).compute(scheduler="sync"))
+        for g in got:
+            g = np.asarray(g)
+            assert g.dtype == rd
+            assert (g == want).all(), (sign, above, g, want)
+
+
+@pytest.mark.parametrize("run", [3, 4, 8, 40])
+@pytest.mark.parametrize("name,result", [("float32", "float16"), ("bfloat16", "float16"),
+                                         ("float16", "bfloat16"), ("float32", "bfloat16")])
+def test_16_bit_results_of_cancelling_sums_are_redone(name, result, run):
+    """Their float64 means carry the plain sums' marks, redone as a narrow result's are."""
+    from exact import round_to_16
+
+    dt, rd = resolve(name), resolve(result)
+    big = 1e20 if name == "float32" else 2.0**60 if name == "bfloat16" else 2.0**15
+    a = np.ones((6, run), dt)
+    a[1, :3] = (big, 1.0, -big)  # a plain float64 sum loses the 1 (not float16's: exact)
+    a[3, :3] = (-big, -3.0, big)
+    a[5, 0] = np.nan
+    for x, axis in ((a, 1), (np.ascontiguousarray(a.T), 0)):
+        for got in (reducemean.mean(x, axis=axis, dtype=rd),
+                    reducemean.mean(x, axis=axis, dtype=rd, where=np.ones(x.shape, bool))):
+            assert got.dtype == rd
+            assert np.isnan(got[5])
+            for i in range(5):
+                want = round_to_16(exact_mean_values(a[i].astype(np.float64).tolist()), rd)
+                assert got[i] == want, (i, got, want)

@@ -183,6 +183,78 @@ def test_float32_to_bfloat16_rounds_like_ml_dtypes():
     assert np.isnan(got[nan].view(ml_dtypes.bfloat16).astype(np.float32)).all()
 
 
+@njit
+def _to_f32_odd_all(x):
+    out = np.empty(x.size, np.float32)
+    for i in range(x.size):
+        out[i] = numerics.f64_to_f32_odd(x[i])
+    return out
+
+
+def _odd_reference(x):
+    """x rounded to float32 to odd, from Fractions: x if float32 holds it, else the
+    float32 value of the two around x whose last bit is 1; from 2**128, Inf; between
+    the largest float32 and 2**128, the largest (odd).  Normal float32 results only."""
+    if not math.isfinite(x) or abs(x) >= 2.0**128:
+        return np.float32(math.copysign(math.inf, x))
+    big = float(np.finfo(np.float32).max)
+    if abs(x) > big:
+        return np.float32(math.copysign(big, x))
+    with np.errstate(over="ignore"):
+        y = np.float32(x)
+    if Fraction(float(y)) == Fraction(x):
+        return y
+    towards = np.float32(math.copysign(math.inf, x))
+    below = y if abs(Fraction(float(y))) < abs(Fraction(x)) else np.nextafter(y, -towards)
+    above = np.nextafter(below, towards)
+    return below if below.view(np.uint32) & 1 else above
+
+
+def test_float64_to_float32_rounds_to_odd():
+    # random bit patterns cover every exponent, subnormal results and values
+    # past float32's range; values within float32's precision come back exact
+    rng = np.random.default_rng(12)
+    x = rng.integers(0, 2**64, 1 << 14, dtype=np.uint64).view(np.float64)
+    x = x[np.isfinite(x)]
+    narrow = rng.standard_normal(1 << 12) * 10.0 ** rng.integers(-50, 50, 1 << 12)
+    exact32 = rng.standard_normal(256).astype(np.float32).astype(np.float64)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, 3.5e38, -3.5e38, 2.0**128, -(2.0**129),
+                         float(np.finfo(np.float32).max), 2.0**-126, 1.5 * 2.0**-126])
+    x = np.concatenate([x, narrow, exact32, specials])
+    # below float32's normals the conversion rounds again (see f64_to_f32_odd);
+    # a float16 rounds all of them to 0 (the next test), a bfloat16 within 1 ulp
+    x = x[(np.abs(x) >= 2.0**-126) | (x == 0)]
+    got = _to_f32_odd_all(x)
+    want = np.array([_odd_reference(float(v)) for v in x], np.float32)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert np.isnan(_to_f32_odd_all(np.array([np.nan, -np.nan]))).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_float64_through_odd_float32_rounds_once_to_16_bits(dtype):
+    """The 16-bit value of f64_to_f32_odd(x) is x's own rounding, by exact reference."""
+    from exact import round_to_16
+
+    dtype = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(13)
+    # near midpoints of the 16-bit type: a midpoint plus or minus a little,
+    # which a float32 rounded to nearest would land on
+    mant = 11 if dtype == np.float16 else 8
+    base = rng.uniform(1, 2, 2000).astype(dtype).astype(np.float64)
+    mid = base + 2.0 ** -mant
+    x = np.concatenate([mid + 2.0**-30, mid - 2.0**-30, mid, -(mid + 2.0**-30),
+                        rng.standard_normal(2000) * 10.0 ** rng.integers(-6, 5, 2000)])
+    if dtype == np.float16:  # below float32's normals: float16's 0
+        x = np.concatenate([x, rng.standard_normal(200) * 2.0**-130])
+    odd = _to_f32_odd_all(x)
+    if dtype == np.float16:
+        got = odd.astype(np.float16)
+    else:
+        got = _to_bf16_all(odd).view(dtype)
+    want = np.array([round_to_16(Fraction(float(v)), dtype) for v in x], dtype)
+    assert np.array_equal(got.astype(np.float64), want.astype(np.float64))
+
+
 @pytest.mark.parametrize(
     "n", [1, 3, 4, 5, 7, 8, 12, 15, 16, 17, 20, 23, 24, 28, 31, 63, 64, 65, 100, 127, 128, 129,
           160, 1023, 1024, 1025, 3001],

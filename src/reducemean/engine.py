@@ -141,12 +141,12 @@ def _reduce_flat(a, plan, entry, result):
         target = result.view(np.uint16)
     elif rd.kind == "c":
         target = result.view(_F4 if rd.itemsize == 8 else _F8)
-    else:  # float16 / bfloat16 results: 13+ bits finer in float32, then rounded
-        target = np.empty(plan.nout, _F4)
+    else:  # float16 / bfloat16 results: float64 means, rounded once
+        target = np.empty(plan.nout, _F8)
         rounded = True
     bad = run(plan, storage_view(a, plan, entry), target, entry.token_for(rd), entry)
     if bad:
-        redo(a, plan, entry, target)
+        redo(a, plan, entry, target, marked_f64=rounded)
     if rounded:
         result[...] = target.astype(rd)
     elif rd.kind == "c" and (bad or rd.itemsize // 2 < entry.storage.itemsize):
@@ -159,8 +159,9 @@ def writes_bits(rd, entry):
     """Whether the kernels write a ``rd`` result's bits themselves (as uint16).
 
     A float16 or bfloat16 mean kept in its input's own type: one rounding
-    from the float64 mean, in the kernel's store.  Without F16C a float16
-    result is rounded from float32 means instead (see reduce_into).
+    from the float64 mean, in the kernel's store (numerics.f64_to_f32_odd).
+    Without F16C a float16 result is rounded from float64 means by numpy
+    instead (see _reduce_flat), as are other inputs' 16-bit results.
     """
     return rd == entry.dtype and (entry.token is BF16 or (entry.token is HALF and F16C))
 
@@ -201,7 +202,7 @@ MEND_VALUES = 65536
 MEND_COLUMN = 64
 
 
-def redo(a, plan, entry, target):
+def redo(a, plan, entry, target, marked_f64=False):
     """The second pass, for means the kernels counted as not final.
 
     ``target`` is the flat result in the plan's output order (or its parts,
@@ -216,7 +217,9 @@ def redo(a, plan, entry, target):
     that reads fewer values (see MEND_VALUES), the whole plan again, every
     mean taken from that pass.  (Sums that cancel to exactly 0, as long
     rows of values of both signs and one magnitude often do, are marked:
-    39 of 4096 rows of 4096 values of +-1.)
+    39 of 4096 rows of 4096 values of +-1.)  A float64 ``target`` holds
+    compensated means, never marked, unless ``marked_f64``: the float64
+    means of a 16-bit result, which carry the plain sums' marks.
     """
     flat = target.reshape(-1)
     if flat.dtype.kind == "c":
@@ -224,7 +227,7 @@ def redo(a, plan, entry, target):
     if entry.storage == _F8:
         redo_out_of_range(a, plan, entry, flat)
         return
-    if flat.dtype == _F8:  # a float64 result is summed with compensation: nothing marked
+    if flat.dtype == _F8 and not marked_f64:  # a float64 result's sums are compensated
         return
     marks = marked_for_redo(flat, entry)
     each = plan.count * (MEND_COLUMN if plan.family == "outer" else 1)

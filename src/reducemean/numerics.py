@@ -167,6 +167,10 @@ _f64_from_bits = _bit_intrinsic(
     types.uint64, types.float64, lambda b, v: b.bitcast(v, ir.DoubleType()),
     "Reinterpret the 64 bits of a uint64 as a float64.",
 )
+_f64_bits = _bit_intrinsic(
+    types.float64, types.uint64, lambda b, v: b.bitcast(v, ir.IntType(64)),
+    "The 64 bits of a float64 as a uint64.",
+)
 _f32_from_bits = _bit_intrinsic(
     types.uint32, types.float32, lambda b, v: b.bitcast(v, ir.FloatType()),
     "Reinterpret the 32 bits of a uint32 as a float32.",
@@ -292,6 +296,30 @@ def fused_add(typingctx, x, y, one):
         return context.get_function(operator.add, add)(builder, vals)
 
     return add.return_type(x, y, one), plain
+
+
+_F32_DROPPED = np.uint64((1 << 29) - 1)  # the float64 fraction bits float32 has no room for
+
+
+@register_jitable
+def f64_to_f32_odd(x):
+    """``x`` rounded to float32 to odd: truncated, its last bit set when inexact.
+
+    float32 keeps 13 or more bits beyond float16's and bfloat16's, so
+    rounding this to either (to nearest even) rounds ``x`` itself: once,
+    where a float32 rounded to nearest first could land on a midpoint of
+    the narrow type and round the wrong way.  Done on ``x``'s bits: the
+    bits float32 drops are cleared and, when any was set, float32's last
+    bit is set, so the conversion is exact (in 64-bit lanes, which
+    vectorise with the division).  NaN stays NaN, a value past float32's
+    range still converts to Inf (or to its largest value, odd), and below
+    float32's normals (2**-126) the conversion rounds again: a bfloat16
+    mean there is within 1 ulp, a float16 one is 0 regardless.
+    """
+    t = _f64_bits(x)
+    # the dropped bits plus all ones carry into float32's last bit unless all are 0
+    odd = (t | ((t & _F32_DROPPED) + _F32_DROPPED)) & ~_F32_DROPPED
+    return np.float32(_f64_from_bits(odd))
 
 
 @register_jitable
@@ -3454,7 +3482,10 @@ def _short_mend(buf, out, tok, base, lo, hi, run, bad):
     kind = _step2_kind(buf, tok)
     if kind not in _BOUNDED_ROWS or out.ndim != 1:
         return lambda buf, out, tok, base, lo, hi, run, bad: bad
-    if kind == "f32":
+    if out.dtype == types.float64:  # a 16-bit result's float64 means (engine._reduce_flat)
+        mark = np.uint64(np.array(REDO_F64).view(np.uint64))
+        marked = _f64_bits
+    elif out.dtype == types.float32:
         mark = np.uint32(REDO_F32)
         marked = _f32_bits
     else:
@@ -4687,7 +4718,7 @@ def _store(out, i, a, b, n, tok):
         return impl_s
     if isinstance(a, types.Float) and bounded(tok) and out.dtype == types.uint16:
         # A float16 or bfloat16 result written as its bits (the token says
-        # which), from the float32 of the float64 quotient: within 1 ulp.
+        # which), the float64 quotient rounded once (through float32 to odd).
         # The count is of sums the bound does not clear (see bounded); no
         # complex type has 16-bit parts.
         to_bits = _f32_to_f16c if tok.dtype.bitwidth == 16 else f32_to_bf16_bits
@@ -4695,7 +4726,7 @@ def _store(out, i, a, b, n, tok):
 
         def impl_hb(out, i, a, b, n, tok):
             again = b > BOUND_RATIO * abs(a)
-            out[i] = redo if again else to_bits(np.float32(a / np.float64(n)))
+            out[i] = redo if again else to_bits(f64_to_f32_odd(a / np.float64(n)))
             return np.int64(again)
 
         return impl_hb
