@@ -411,9 +411,9 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
 
     ``pairs`` treats each element as two storage values (complex as float
     pairs); ``lanes`` says the dtype's short contiguous runs sum in vector
-    lanes (see RUNS_KRR_ROWS_LANES).  Returns ``None`` when a stride is not a whole
-    number of elements (only ``numpy.lib.stride_tricks`` makes such views);
-    the caller copies.
+    lanes (see RUNS_KRR_ROWS_LANES).  Returns ``None`` when the stride of an
+    axis longer than 1 is not a whole number of elements (fields of packed
+    record arrays, ``numpy.lib.stride_tricks`` views); the caller copies.
     ``group_columns=False`` keeps groups of columns as two kept dims (the
     ``fallback`` of a plan that has them).
 
@@ -431,7 +431,9 @@ def make_plan(shape, strides, itemsize, axes, keepdims, pairs=False, group_colum
     columns are read backwards is made (see FLIP_MIN).
     """
     ndim = len(shape)
-    if any(s % itemsize for s in strides):
+    # (a length-1 axis's stride is never used, and numpy ignores it: a
+    # record field of one element has its record's, a copy the same one)
+    if any(s % itemsize for s, n in zip(strides, shape) if n > 1):
         return None
     unit = 2 if pairs else 1
     red = set(axes)
