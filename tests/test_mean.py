@@ -2004,3 +2004,75 @@ def test_16_bit_results_of_cancelling_sums_are_redone(name, result, run):
             for i in range(5):
                 want = round_to_16(exact_mean_values(a[i].astype(np.float64).tolist()), rd)
                 assert got[i] == want, (i, got, want)
+
+
+# --------------------------------------------------------------------------
+# real input, complex result (dtype= or out=)
+# --------------------------------------------------------------------------
+
+REAL_INTO_COMPLEX = ["float16", "float32", "float64", "int64", "int8", "bool", "bfloat16"]
+
+
+def _same_nonfinite(got, ref):
+    """NaN where numpy has NaN and Inf of the same sign where it has Inf, part by part."""
+    for part in ("real", "imag"):
+        g, r = getattr(np.asarray(got), part), getattr(np.asarray(ref), part)
+        assert np.array_equal(np.isnan(g), np.isnan(r)), (part, got, ref)
+        assert np.array_equal(g[np.isinf(r)], r[np.isinf(r)]), (part, got, ref)
+
+
+@pytest.mark.parametrize("how", ["dtype", "out", "dtype-where", "out-where"])
+@pytest.mark.parametrize("complex_type", [np.complex64, np.complex128])
+@pytest.mark.parametrize("name", REAL_INTO_COMPLEX)
+def test_real_input_with_a_complex_result_as_numpy(name, complex_type, how):
+    """The exact means in the real part; a non-finite or empty slice's imaginary part NaN,
+    as numpy's complex division by ``n + 0j`` makes it."""
+    dt = resolve(name)
+    a = np.arange(1, 25, dtype=np.float64).reshape(4, 6)
+    if dt.kind == "f" or is_bf16(dt):
+        a[0, 1], a[1, 2], a[1, 3], a[2, 0] = np.nan, np.inf, -np.inf, -np.inf
+    a = a.astype(dt)
+    mask = np.ones(a.shape, bool)
+    mask[3] = False  # an empty column slice, over axis 0
+    for axis in (None, 0, 1):
+        kw = {"axis": axis}
+        if "where" in how:
+            kw["where"] = mask
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # numpy's empty slices, inf - inf
+            warnings.simplefilter("ignore", getattr(np, "exceptions", np).ComplexWarning)  # numpy's
+            shape = np.mean(a, **kw).shape
+            if how.startswith("out"):
+                kw["out"] = np.empty(shape, complex_type)
+            else:
+                kw["dtype"] = complex_type
+            got, ref = check_call(a, **kw)
+        assert np.asarray(got).dtype == complex_type
+        _same_nonfinite(got, ref)
+        assert (np.asarray(got).imag[np.isfinite(np.asarray(got).real)] == 0).all()
+
+
+@pytest.mark.parametrize("values, dtype, complex_type, want", [
+    ([2**24, 1, -2**24, 1], np.float32, np.complex64, 0.5),  # numpy's complex64 sum: 0.25
+    ([2**62 + 1, -2**62], np.int64, np.complex128, 0.5),  # numpy's: 0
+    ([1.7e308, 1.7e308], np.float64, np.complex128, 1.7e308),  # numpy's: inf+nanj
+])
+def test_real_input_with_a_complex_dtype_is_exact(values, dtype, complex_type, want):
+    a = np.array(values, dtype)
+    got = reducemean.mean(a, dtype=complex_type)
+    assert type(got) is complex_type
+    assert got == complex_type(want)
+    out = np.empty((), complex_type)
+    assert reducemean.mean(a, out=out) is out and out == complex_type(want)
+
+
+@pytest.mark.parametrize("scalar", [np.float64(3.0), np.float32(2.5), np.int16(7), np.bool_(True)])
+@pytest.mark.parametrize("out_type", [np.float64, np.float32, np.complex128])
+def test_numpy_scalar_with_out_returns_a_scalar_as_numpy(scalar, out_type):
+    ref_out, out = np.empty((), out_type), np.empty((), out_type)
+    with warnings.catch_warnings():  # numpy's, for an integer scalar into a complex out
+        warnings.simplefilter("ignore", getattr(np, "exceptions", np).ComplexWarning)
+        ref = np.mean(scalar, out=ref_out)
+    got = reducemean.mean(scalar, out=out)
+    assert type(got) is type(ref)
+    assert got == ref and out == ref_out

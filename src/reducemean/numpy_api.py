@@ -146,10 +146,14 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
       exact); float16, bfloat16 and float32 are accumulated in float64 and
       rounded once (within 1 ulp); float64 uses compensated summation;
       complex parts follow their float type.
-    * ``dtype=`` a float type (or complex, for complex input) gives the exact
-      mean rounded to it; ``out=`` of any float (or complex) type is filled
-      the same way.  An ``out`` that shares memory with ``a`` is filled once
-      every value has been read, as numpy fills it.
+    * ``dtype=`` a float or complex type gives the exact mean rounded to it;
+      ``out=`` of any float or complex type is filled the same way.  A real
+      input's complex mean has the means in its real part and, as numpy's
+      complex division by the count makes it, NaN in the imaginary part of
+      a non-finite or empty slice's.  An ``out`` that shares memory with
+      ``a`` is filled once every value has been read, as numpy fills it.
+      (With both ``dtype=`` complex and ``out=``, a real input goes to
+      ``numpy.mean``.)
     * Any other dtype, an ndarray subclass (``np.matrix``, a masked array),
       an object with ``__array_function__`` or a ``mean`` method of its own
       (numpy.mean calls that), an integer or bool ``dtype=``, or an ``out``
@@ -170,6 +174,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         if (isinstance(a, np.ndarray) or hasattr(type(a), "__array_function__")
                 or (hasattr(a, "mean") and not isinstance(a, np.generic))):
             return _numpy(a, axis, dtype, out, keepdims, where)
+        if out is not None and isinstance(a, np.generic):
+            # numpy's scalar mean fills ``out`` and returns its value as a scalar
+            return mean(np.asarray(a), axis, dtype, out, keepdims, where=where)[()]
         a = np.asarray(a)
     plain = axis is None or type(axis) is int or (type(axis) is tuple and _ints(axis))
     # keepdims a bool: np.True_ == True as a key, but numpy refuses it
@@ -211,7 +218,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         if steps is not None:
             res = steps(a, where)
             if out is not None:
-                out[...] = res
+                _fill(out, res)
                 return out
             return res[()] if res.ndim == 0 else res
     entry = entry_for(a.dtype)
@@ -234,6 +241,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         if key is not None:
             _AXES[key] = axes
 
+    into = None  # a complex type whose real part takes the means of a real input
     if dtype is None:
         rd = entry.mean_dtype
     else:
@@ -242,7 +250,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         except TypeError:
             return _numpy(a, axis, dtype, out, keepdims, where)
         if not supported_result(rd, entry):
-            return _numpy(a, axis, dtype, out, keepdims, where)
+            into = _real_part(rd, entry) if out is None else None
+            if into is None:
+                return _numpy(a, axis, dtype, out, keepdims, where)
+            into, rd = rd, into
 
     a, plan = get_plan(a, axes, keepdims, entry)
     if out is not None:
@@ -255,21 +266,23 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
             od = od.newbyteorder("=")
         if supported_result(od, entry):
             rd = od
-        elif od.kind == "c" and od.itemsize in (8, 16) and not entry.pairs:
-            rd = np.dtype(np.float32 if od.itemsize == 8 else np.float64)  # real into complex
         else:
-            return _numpy(a, axis, dtype, out, keepdims, where)
+            rd = _real_part(od, entry)  # real means into a complex out
+            if rd is None:
+                return _numpy(a, axis, dtype, out, keepdims, where)
     if where is not True:
         steps, mask = _masked(a, entry, plan, axes, rd, where)
         if steps is None:
             return _numpy(a, axis, dtype, out, keepdims, where)
         res = steps(a, mask)
         if (plain and type(where) is _ndarray and a.ndim and plan.count and plan.nout
-                and a.dtype.isnative):
+                and a.dtype.isnative and into is None):
             _remember_masked(a, axis, dtype, out, keepdims, where, steps)
         if out is not None:
-            out[...] = res
+            _fill(out, res)
             return out
+        if into is not None:
+            res = _as_complex(res, into)
         return res[()] if res.ndim == 0 else res
     if out is not None:
         # An ``out`` that shares memory with the input gets the means once
@@ -282,14 +295,45 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
                     and out.flags.aligned and _memoisable(rd, entry)):
                 _remember(a, axis, keepdims, plan, entry, rd, (dtype, out))
             return out
-        out[...] = reduce_new(a, plan, entry, rd)
+        _fill(out, reduce_new(a, plan, entry, rd))
         return out
     res = reduce_new(a, plan, entry, rd)
-    if key is not None and plan.count and plan.nout and _memoisable(rd, entry):
+    if into is not None:
+        res = _as_complex(res, into)
+    elif key is not None and plan.count and plan.nout and _memoisable(rd, entry):
         _remember(a, axis, keepdims, plan, entry, rd, None if dtype is None else (dtype, None))
     if res.ndim == 0:
         return res[()]
     return res
+
+
+def _real_part(rd, entry):
+    """The real type whose means a real input's complex ``rd`` result holds, or None."""
+    if rd.kind == "c" and rd.isnative and rd.itemsize in (8, 16) and not entry.pairs:
+        return np.dtype(np.float32 if rd.itemsize == 8 else np.float64)
+    return None
+
+
+def _as_complex(means, rd):
+    """Real ``means`` as a complex ``rd`` array, as numpy's complex mean of real input has them.
+
+    numpy sums the values as complex and divides by the count as complex
+    (``n + 0j``), which turns a non-finite mean's zero imaginary part into
+    NaN (``inf + 0j`` over ``n + 0j`` is ``inf + nanj``, an empty slice's
+    ``0 / 0`` is ``nan + nanj``).
+    """
+    res = np.asarray(means).astype(rd)
+    bad = ~np.isfinite(means)
+    if bad.any():
+        res.imag[bad] = np.nan
+    return res
+
+
+def _fill(out, res):
+    """``out[...] = res``; a complex ``out`` of real means as :func:`_as_complex` makes them."""
+    if out.dtype.kind == "c" and res.dtype.kind != "c":
+        res = _as_complex(res, out.dtype.newbyteorder("="))
+    out[...] = res
 
 
 def kernel_call(a, axis=None, keepdims=False):
