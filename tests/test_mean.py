@@ -2064,6 +2064,8 @@ def test_real_input_with_a_complex_dtype_is_exact(values, dtype, complex_type, w
     assert got == complex_type(want)
     out = np.empty((), complex_type)
     assert reducemean.mean(a, out=out) is out and out == complex_type(want)
+    wide = np.empty((), np.complex128)  # computed for out's type, the cast made once
+    assert reducemean.mean(a, dtype=complex_type, out=wide) is wide and wide == want
 
 
 @pytest.mark.parametrize("scalar", [np.float64(3.0), np.float32(2.5), np.int16(7), np.bool_(True)])

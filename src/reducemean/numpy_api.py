@@ -152,8 +152,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
       complex division by the count makes it, NaN in the imaginary part of
       a non-finite or empty slice's.  An ``out`` that shares memory with
       ``a`` is filled once every value has been read, as numpy fills it.
-      (With both ``dtype=`` complex and ``out=``, a real input goes to
-      ``numpy.mean``.)
+      (A real input's complex ``dtype=`` with a real ``out=`` goes to
+      ``numpy.mean``, which warns as it casts.)
     * Any other dtype, an ndarray subclass (``np.matrix``, a masked array),
       an object with ``__array_function__`` or a ``mean`` method of its own
       (numpy.mean calls that), an integer or bool ``dtype=``, or an ``out``
@@ -250,10 +250,12 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         except TypeError:
             return _numpy(a, axis, dtype, out, keepdims, where)
         if not supported_result(rd, entry):
-            into = _real_part(rd, entry) if out is None else None
-            if into is None:
+            part = _real_part(rd, entry)
+            # (into a real ``out``, numpy's complex means warn as they are cast)
+            if part is None or (out is not None and getattr(out, "dtype", rd).kind != "c"):
                 return _numpy(a, axis, dtype, out, keepdims, where)
-            into, rd = rd, into
+            if out is None:
+                into, rd = rd, part  # else out's type decides, below
 
     a, plan = get_plan(a, axes, keepdims, entry)
     if out is not None:
