@@ -161,12 +161,20 @@ def test_least_and_most_refuse_mixed_signedness():
         _least_most(np.int64(1), np.uint64(2))
 
 
-@njit
-def _to_bf16_all(x):
-    out = np.empty(x.size, np.uint16)
-    for i in range(x.size):
-        out[i] = numerics.f32_to_bf16_bits(x[i])
-    return out
+def _each(fn, dtype):
+    """A compiled loop applying the compiled helper ``fn`` to each value of a 1-D array."""
+
+    @njit
+    def run(x):
+        out = np.empty(x.size, dtype)
+        for i in range(x.size):
+            out[i] = fn(x[i])
+        return out
+
+    return run
+
+
+_to_bf16_all = _each(numerics.f32_to_bf16_bits, np.uint16)
 
 
 def test_float32_to_bfloat16_rounds_like_ml_dtypes():
@@ -183,12 +191,7 @@ def test_float32_to_bfloat16_rounds_like_ml_dtypes():
     assert np.isnan(got[nan].view(ml_dtypes.bfloat16).astype(np.float32)).all()
 
 
-@njit
-def _to_f32_odd_all(x):
-    out = np.empty(x.size, np.float32)
-    for i in range(x.size):
-        out[i] = numerics.f64_to_f32_odd(x[i])
-    return out
+_to_f32_odd_all = _each(numerics.f64_to_f32_odd, np.float32)
 
 
 def _odd_reference(x):
